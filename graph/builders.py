@@ -1,0 +1,126 @@
+"""Primitive graph mutations and a small builder for examples and tests.
+
+Storage convention (everything in ``graph/`` relies on it):
+
+* node key = node id; node attributes = ``Node.to_attrs()`` (JSON-compatible);
+* edge key = edge type value (so ``(source, target, type)`` is unique and linking twice is a
+  no-op); edge attributes = ``Edge.to_attrs()``;
+* a symmetric type (``contradicts``, ``relates_to``, ``temporal``, ``entity``, ``semantic``) is
+  stored as two directed edges with equal attributes, so it answers from both ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import networkx as nx
+
+from .enums import EdgeType
+from .model import Edge, Node
+
+EXAMPLE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def put_node(G: nx.MultiDiGraph, node: Node) -> None:
+    """Insert or replace ``node``'s attributes (replacing keeps the node's edges)."""
+    if node.id in G:
+        attrs = G.nodes[node.id]
+        attrs.clear()
+        attrs.update(node.to_attrs())
+    else:
+        G.add_node(node.id, **node.to_attrs())
+
+
+def put_edge(G: nx.MultiDiGraph, edge: Edge) -> list[tuple[str, str, str]]:
+    """Add ``edge`` (and its mirror for symmetric types); return the directed keys added."""
+    attrs = edge.to_attrs()
+    key = edge.type.value
+    added: list[tuple[str, str, str]] = []
+    pairs = [(edge.source, edge.target)]
+    if edge.type.symmetric:
+        pairs.append((edge.target, edge.source))
+    for u, v in pairs:
+        if not G.has_edge(u, v, key):
+            G.add_edge(u, v, key=key, **attrs)
+            added.append((u, v, key))
+    return added
+
+
+def drop_edge(G: nx.MultiDiGraph, source: str, target: str, edge_type: EdgeType) -> list[tuple[str, str, str]]:
+    """Remove one typed edge (both directions for symmetric types); return the keys removed."""
+    key = edge_type.value
+    removed: list[tuple[str, str, str]] = []
+    pairs = [(source, target)]
+    if edge_type.symmetric:
+        pairs.append((target, source))
+    for u, v in pairs:
+        if G.has_edge(u, v, key):
+            G.remove_edge(u, v, key=key)
+            removed.append((u, v, key))
+    return removed
+
+
+def edge_types_between(G: nx.MultiDiGraph, source: str, target: str) -> list[EdgeType]:
+    """Types of the edges ``source -> target`` plus symmetric ones stored ``target -> source``."""
+    types: set[EdgeType] = set()
+    if G.has_node(source) and G.has_node(target):
+        for key in G.get_edge_data(source, target, default={}):
+            types.add(EdgeType(key))
+        for key in G.get_edge_data(target, source, default={}):
+            if EdgeType(key).symmetric:
+                types.add(EdgeType(key))
+    return sorted(types, key=lambda t: t.value)
+
+
+def build_graph(
+    nodes: Iterable[str | Mapping[str, Any]],
+    edges: Iterable[tuple[str, str, str] | tuple[str, str, str, Mapping[str, Any]]] = (),
+) -> nx.MultiDiGraph:
+    """Build a graph that follows the storage convention, filling required fields.
+
+    Intended for examples, notebooks and tests; the store builds its graph from the event log.
+
+    Parameters
+    ----------
+    nodes : iterable of str or mapping
+        Node ids, or mappings of :class:`~graph.model.Node` fields (``id`` required; ``text``
+        defaults to ``"decision <id>"``).
+    edges : iterable of tuples
+        ``(source, target, type)`` or ``(source, target, type, fields)``.
+
+    Returns
+    -------
+    networkx.MultiDiGraph
+
+    Examples
+    --------
+    >>> G = build_graph(["aaaaaaaa", "bbbbbbbb"], [("aaaaaaaa", "bbbbbbbb", "relates_to")])
+    >>> sorted(G.edges(keys=True))
+    [('aaaaaaaa', 'bbbbbbbb', 'relates_to'), ('bbbbbbbb', 'aaaaaaaa', 'relates_to')]
+    """
+    G = nx.MultiDiGraph()
+    for spec in nodes:
+        fields: dict[str, Any] = {"id": spec} if isinstance(spec, str) else dict(spec)
+        fields.setdefault("text", f"decision {fields['id']}")
+        fields.setdefault("created_at", EXAMPLE_TIME)
+        fields.setdefault("recorded_by", "example")
+        put_node(G, Node.model_validate(fields))
+    for item in edges:
+        extra: Mapping[str, Any] = item[3] if len(item) == 4 else {}  # type: ignore[misc]
+        edge = Edge.model_validate(
+            {
+                "source": item[0],
+                "target": item[1],
+                "type": item[2],
+                "created_at": EXAMPLE_TIME,
+                "created_by": "example",
+                **extra,
+            }
+        )
+        for end in (edge.source, edge.target):
+            if end not in G:
+                raise ValueError(f"edge endpoint {end!r} is not among the nodes")
+        put_edge(G, edge)
+    return G

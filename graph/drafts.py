@@ -1,0 +1,93 @@
+"""What callers supply to create decisions, memory items and edges (the store fills the rest)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .enums import Category, EdgeType, Lifecycle, NodeKind, Stakes
+from .model import MAX_CONTEXT, MAX_TEXT, Bridge, MetaValue, Reason, ShortText
+from .timeutil import UtcDatetime
+
+_REVIEW_IN = re.compile(r"^\s*(\d{1,4})\s*([dwmy])\s*$")
+_UNIT_DAYS = {"d": 1, "w": 7, "m": 30, "y": 365}
+
+
+def parse_review_in(value: str) -> timedelta:
+    """``"7d"``, ``"2w"``, ``"1m"`` (30 days), ``"1y"`` (365 days) as a duration.
+
+    Examples
+    --------
+    >>> parse_review_in("2w").days
+    14
+    """
+    match = _REVIEW_IN.match(value)
+    if not match:
+        raise ValueError(f"reviewIn must look like 7d, 2w, 1m or 1y, got {value!r}")
+    return timedelta(days=int(match.group(1)) * _UNIT_DAYS[match.group(2)])
+
+
+class _Draft(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=True)
+
+
+class DecisionDraft(_Draft):
+    """The caller-controlled fields of a decision (CSTP ``recordDecision`` params)."""
+
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    id: str | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    category: Category | None = None
+    stakes: Stakes | None = None
+    context: str | None = Field(default=None, max_length=MAX_CONTEXT)
+    reasons: list[Reason] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    pattern: str | None = None
+    bridge: Bridge | None = None
+    project: ShortText | None = None
+    feature: ShortText | None = None
+    pr: ShortText | None = None
+    entities: list[str] = Field(default_factory=list)
+    external_id: ShortText | None = None
+    lifecycle: Literal[Lifecycle.PROPOSED, Lifecycle.ACCEPTED] = Lifecycle.ACCEPTED
+    review_in: str | None = None
+    review_by: UtcDatetime | None = None
+    created_at: UtcDatetime | None = None
+
+    def review_deadline(self, created: datetime) -> datetime | None:
+        if self.review_by is not None:
+            return self.review_by
+        if self.review_in is not None:
+            return created + parse_review_in(self.review_in)
+        return None
+
+
+class MemoryDraft(_Draft):
+    """A conversational memory item (``cstp.remember`` params)."""
+
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
+    kind: Literal[NodeKind.OBSERVATION, NodeKind.FACT, NodeKind.THOUGHT] = NodeKind.OBSERVATION
+    id: str | None = None
+    source: ShortText | None = None
+    occurred_at: UtcDatetime | None = None
+    entities: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    project: ShortText | None = None
+    external_id: ShortText | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeDraft:
+    """An edge to create: ``source <type> target``."""
+
+    source: str
+    target: str
+    type: EdgeType | str
+    weight: float = 1.0
+    context: str | None = None
+    origin: Literal["manual", "auto"] = "manual"
+    meta: dict[str, MetaValue] = field(default_factory=dict)

@@ -1,0 +1,298 @@
+"""The graph view materialised from the event log.
+
+:func:`GraphState.apply` is the only way the graph changes. Each handler validates everything
+first and mutates only after, so an event is either fully applied or rejected with nothing
+changed. The store runs the same handler before appending an event (so a logged event always
+applies) and again on replay (so a hand-edited log fails loudly instead of drifting).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+import networkx as nx
+import pydantic
+
+from .builders import drop_edge, edge_types_between, put_edge, put_node
+from .canonical import canonical_json
+from .enums import EdgeType, Lifecycle, ReviewStatus
+from .errors import (
+    CycleError,
+    DuplicateIdError,
+    EdgeNotFoundError,
+    NodeNotFoundError,
+    SelfLoopError,
+    ValidationError,
+    VersionConflictError,
+)
+from .events import GENESIS_HASH, Event, Operation
+from .model import Edge, Node
+
+UPDATABLE_FIELDS = frozenset(
+    {
+        "text",
+        "confidence",
+        "category",
+        "stakes",
+        "context",
+        "reasons",
+        "tags",
+        "pattern",
+        "bridge",
+        "project",
+        "feature",
+        "pr",
+        "entities",
+        "review_by",
+        "occurred_at",
+    }
+)
+
+
+Mutation = Callable[[], None]
+
+
+class AdjacencyMirror(Protocol):
+    """Something kept in step with every directed edge change (the salience adjacency)."""
+
+    def add_node(self, node_id: str) -> None: ...
+    def set_edge(self, u: str, v: str, edge_type: str, weight: float) -> None: ...
+    def remove_edge(self, u: str, v: str, edge_type: str) -> None: ...
+
+
+def model_error(exc: pydantic.ValidationError, prefix: str = "") -> ValidationError:
+    """Turn the first pydantic error into a :class:`ValidationError` naming the field."""
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or "params"
+    return ValidationError(f"{prefix}{field}", first["msg"])
+
+
+class GraphState:
+    """A ``MultiDiGraph`` plus the bookkeeping needed to apply events to it."""
+
+    def __init__(self, mirror: AdjacencyMirror | None = None) -> None:
+        self.graph = nx.MultiDiGraph()
+        self.seq = 0
+        self.last_hash = GENESIS_HASH
+        self.external_ids: dict[str, str] = {}
+        self.mirror = mirror
+        self._planners: dict[Operation, Callable[[Event], Mutation]] = {
+            Operation.RECORD: self._plan_record,
+            Operation.REMEMBER: self._plan_record,
+            Operation.UPDATE: self._plan_update,
+            Operation.REVIEW: self._plan_review,
+            Operation.SET_LIFECYCLE: self._plan_lifecycle,
+            Operation.LINK: self._plan_link,
+            Operation.SUPERSEDE: self._plan_link,
+            Operation.UNLINK: self._plan_unlink,
+        }
+
+    # -- applying events -------------------------------------------------------------------
+    def plan(self, event: Event) -> Mutation:
+        """Validate ``event`` against the current state; return the mutation that applies it.
+
+        Raises a :class:`~graph.errors.DecigraphError` and changes nothing if it cannot apply.
+        The returned callable must run before any other event is planned.
+        """
+        if event.seq != self.seq + 1:
+            raise ValidationError("seq", f"event {event.seq} follows {self.seq}")
+        mutate = self._planners[event.op](event)
+
+        def commit() -> None:
+            mutate()
+            self.seq = event.seq
+            self.last_hash = event.hash
+
+        return commit
+
+    def apply(self, event: Event) -> None:
+        """Validate and apply ``event``; on any error the state is unchanged."""
+        self.plan(event)()
+
+    def _plan_record(self, event: Event) -> Mutation:
+        payload = event.payload
+        node = _parse_node(payload.get("node"))
+        if node.id in self.graph:
+            raise DuplicateIdError(node.id)
+        if node.external_id is not None and node.external_id in self.external_ids:
+            owner = self.external_ids[node.external_id]
+            raise ValidationError("externalId", f"{node.external_id!r} already names {owner!r}")
+        edges = _parse_edges(payload.get("edges", []))
+        self._check_edges(edges, new_nodes={node.id})
+
+        def mutate() -> None:
+            put_node(self.graph, node)
+            if self.mirror is not None:
+                self.mirror.add_node(node.id)
+            if node.external_id is not None:
+                self.external_ids[node.external_id] = node.id
+            self._add_edges(edges)
+
+        return mutate
+
+    def _plan_update(self, event: Event) -> Mutation:
+        node_id = self._existing(event.payload.get("id"))
+        changes = event.payload.get("changes")
+        if not isinstance(changes, dict) or not changes:
+            raise ValidationError("updates", "must be a non-empty object")
+        unknown = sorted(set(changes) - UPDATABLE_FIELDS)
+        if unknown:
+            raise ValidationError(f"updates.{unknown[0]}", "is not an updatable field")
+        return self._replace_node(node_id, event, dict(changes))
+
+    def _plan_review(self, event: Event) -> Mutation:
+        node_id = self._existing(event.payload.get("id"))
+        changes = {
+            "status": ReviewStatus.REVIEWED.value,
+            "outcome": event.payload.get("outcome"),
+            "actual_result": event.payload.get("actual_result"),
+            "lessons": event.payload.get("lessons"),
+            "review_notes": event.payload.get("notes"),
+            "reviewed_at": event.ts,
+            "reviewed_by": event.actor,
+        }
+        if changes["outcome"] is None:
+            raise ValidationError("outcome", "is required")
+        return self._replace_node(node_id, event, changes)
+
+    def _plan_lifecycle(self, event: Event) -> Mutation:
+        node_id = self._existing(event.payload.get("id"))
+        lifecycle = event.payload.get("lifecycle")
+        if lifecycle == Lifecycle.SUPERSEDED.value:
+            raise ValidationError("lifecycle", "superseded comes from supersede, not a status")
+        return self._replace_node(node_id, event, {"lifecycle": lifecycle})
+
+    def _plan_link(self, event: Event) -> Mutation:
+        edges = _parse_edges(event.payload.get("edges"))
+        if not edges:
+            raise ValidationError("edges", "must name at least one edge")
+        self._check_edges(edges, new_nodes=set())
+        return lambda: self._add_edges(edges)
+
+    def _plan_unlink(self, event: Event) -> Mutation:
+        source = self._existing(event.payload.get("source"), "sourceId")
+        target = self._existing(event.payload.get("target"), "targetId")
+        raw_type = event.payload.get("type")
+        types = edge_types_between(self.graph, source, target)
+        if raw_type is not None:
+            wanted = _edge_type(raw_type)
+            types = [t for t in types if t is wanted]
+        if not types:
+            raise EdgeNotFoundError(source, target, raw_type)
+
+        def mutate() -> None:
+            for edge_type in types:
+                for u, v, key in drop_edge(self.graph, source, target, edge_type):
+                    if self.mirror is not None:
+                        self.mirror.remove_edge(u, v, key)
+
+        return mutate
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _existing(self, node_id: Any, field: str = "id") -> str:
+        if not isinstance(node_id, str) or node_id not in self.graph:
+            raise NodeNotFoundError(str(node_id), field)
+        return node_id
+
+    def _replace_node(self, node_id: str, event: Event, changes: dict[str, Any]) -> Mutation:
+        attrs = self.graph.nodes[node_id]
+        current = int(attrs["version"])
+        if event.expected_version is not None and event.expected_version != current:
+            raise VersionConflictError(node_id, event.expected_version, current)
+        merged = {**attrs, **changes, "id": node_id}
+        merged.update(updated_at=event.ts, updated_by=event.actor, version=current + 1)
+        merged = {key: value for key, value in merged.items() if value is not None}
+        try:
+            node = Node.model_validate(merged)
+        except pydantic.ValidationError as exc:
+            raise model_error(exc, "updates.") from None
+        return lambda: put_node(self.graph, node)
+
+    def _check_edges(self, edges: list[Edge], new_nodes: set[str]) -> None:
+        pending: dict[EdgeType, dict[str, list[str]]] = {}
+        for index, edge in enumerate(edges):
+            for end, field in ((edge.source, "sourceId"), (edge.target, "targetId")):
+                if end not in self.graph and end not in new_nodes:
+                    raise NodeNotFoundError(end, field if len(edges) == 1 else f"edges.{index}")
+            if edge.source == edge.target:
+                raise SelfLoopError(edge.source, edge.type.value)
+            if edge.type.acyclic:
+                extra = pending.setdefault(edge.type, {})
+                back = self._path(edge.target, edge.source, edge.type, extra)
+                if back is not None:
+                    raise CycleError(edge.type.value, [edge.source, *back])
+                extra.setdefault(edge.source, []).append(edge.target)
+
+    def _path(
+        self, start: str, goal: str, edge_type: EdgeType, extra: Mapping[str, list[str]]
+    ) -> list[str] | None:
+        """Shortest path ``start ~> goal`` along ``edge_type`` edges (stored or pending)."""
+        key = edge_type.value
+        parents: dict[str, str | None] = {start: None}
+        queue = deque([start])
+        while queue:
+            current = queue.popleft()
+            if current == goal:
+                path = [current]
+                while (parent := parents[path[-1]]) is not None:
+                    path.append(parent)
+                return path[::-1]
+            stored = (
+                [v for _, v, k in self.graph.out_edges(current, keys=True) if k == key]
+                if current in self.graph
+                else []
+            )
+            for nxt in sorted({*stored, *extra.get(current, [])}):
+                if nxt not in parents:
+                    parents[nxt] = current
+                    queue.append(nxt)
+        return None
+
+    def _add_edges(self, edges: Iterable[Edge]) -> None:
+        for edge in edges:
+            for u, v, key in put_edge(self.graph, edge):
+                if self.mirror is not None:
+                    self.mirror.set_edge(u, v, key, edge.weight)
+
+
+
+def _parse_node(raw: Any) -> Node:
+    if not isinstance(raw, dict):
+        raise ValidationError("node", "must be an object")
+    try:
+        return Node.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        raise model_error(exc) from None
+
+
+def _parse_edges(raw: Any) -> list[Edge]:
+    if not isinstance(raw, list):
+        raise ValidationError("edges", "must be a list")
+    edges: list[Edge] = []
+    for index, item in enumerate(raw):
+        try:
+            edges.append(Edge.model_validate(item))
+        except pydantic.ValidationError as exc:
+            raise model_error(exc, f"edges.{index}.") from None
+    return edges
+
+
+def _edge_type(raw: Any) -> EdgeType:
+    try:
+        return EdgeType(raw)
+    except ValueError:
+        allowed = ", ".join(t.value for t in EdgeType)
+        raise ValidationError("edgeType", f"{raw!r} is not one of: {allowed}") from None
+
+
+def graph_hash(G: nx.MultiDiGraph) -> str:
+    """SHA-256 over the canonical form of every node and edge (independent of insertion order)."""
+    digest = hashlib.sha256()
+    for node_id in sorted(G.nodes):
+        digest.update(canonical_json(["n", node_id, G.nodes[node_id]]))
+    for u, v, key, attrs in sorted(G.edges(keys=True, data=True), key=lambda e: e[:3]):
+        digest.update(canonical_json(["e", u, v, key, attrs]))
+    return digest.hexdigest()

@@ -23,7 +23,7 @@ from .model import Edge, Node
 EXAMPLE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def put_node(G: nx.MultiDiGraph, node: Node) -> None:
+def put_node(G: nx.MultiDiGraph[str], node: Node) -> None:
     """Insert or replace ``node``'s attributes (replacing keeps the node's edges)."""
     if node.id in G:
         attrs = G.nodes[node.id]
@@ -33,7 +33,7 @@ def put_node(G: nx.MultiDiGraph, node: Node) -> None:
         G.add_node(node.id, **node.to_attrs())
 
 
-def put_edge(G: nx.MultiDiGraph, edge: Edge) -> list[tuple[str, str, str]]:
+def put_edge(G: nx.MultiDiGraph[str], edge: Edge) -> list[tuple[str, str, str]]:
     """Add ``edge`` (and its mirror for symmetric types); return the directed keys added."""
     attrs = edge.to_attrs()
     key = edge.type.value
@@ -48,7 +48,9 @@ def put_edge(G: nx.MultiDiGraph, edge: Edge) -> list[tuple[str, str, str]]:
     return added
 
 
-def drop_edge(G: nx.MultiDiGraph, source: str, target: str, edge_type: EdgeType) -> list[tuple[str, str, str]]:
+def drop_edge(
+    G: nx.MultiDiGraph[str], source: str, target: str, edge_type: EdgeType
+) -> list[tuple[str, str, str]]:
     """Remove one typed edge (both directions for symmetric types); return the keys removed."""
     key = edge_type.value
     removed: list[tuple[str, str, str]] = []
@@ -62,22 +64,22 @@ def drop_edge(G: nx.MultiDiGraph, source: str, target: str, edge_type: EdgeType)
     return removed
 
 
-def edge_types_between(G: nx.MultiDiGraph, source: str, target: str) -> list[EdgeType]:
+def edge_types_between(G: nx.MultiDiGraph[str], source: str, target: str) -> list[EdgeType]:
     """Types of the edges ``source -> target`` plus symmetric ones stored ``target -> source``."""
     types: set[EdgeType] = set()
     if G.has_node(source) and G.has_node(target):
         for key in G.get_edge_data(source, target, default={}):
-            types.add(EdgeType(key))
+            types.add(EdgeType(str(key)))
         for key in G.get_edge_data(target, source, default={}):
-            if EdgeType(key).symmetric:
-                types.add(EdgeType(key))
+            if EdgeType(str(key)).symmetric:
+                types.add(EdgeType(str(key)))
     return sorted(types, key=lambda t: t.value)
 
 
 def build_graph(
     nodes: Iterable[str | Mapping[str, Any]],
     edges: Iterable[tuple[str, str, str] | tuple[str, str, str, Mapping[str, Any]]] = (),
-) -> nx.MultiDiGraph:
+) -> nx.MultiDiGraph[str]:
     """Build a graph that follows the storage convention, filling required fields.
 
     Intended for examples, notebooks and tests; the store builds its graph from the event log.
@@ -100,7 +102,7 @@ def build_graph(
     >>> sorted(G.edges(keys=True))
     [('aaaaaaaa', 'bbbbbbbb', 'relates_to'), ('bbbbbbbb', 'aaaaaaaa', 'relates_to')]
     """
-    G = nx.MultiDiGraph()
+    G: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     for spec in nodes:
         fields: dict[str, Any] = {"id": spec} if isinstance(spec, str) else dict(spec)
         fields.setdefault("text", f"decision {fields['id']}")
@@ -108,7 +110,7 @@ def build_graph(
         fields.setdefault("recorded_by", "example")
         put_node(G, Node.model_validate(fields))
     for item in edges:
-        extra: Mapping[str, Any] = item[3] if len(item) == 4 else {}  # type: ignore[misc]
+        extra: Mapping[str, Any] = item[3] if len(item) == 4 else {}
         edge = Edge.model_validate(
             {
                 "source": item[0],

@@ -15,6 +15,7 @@ not a crash artefact but corruption or tampering, and raises :class:`LogCorrupte
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from collections.abc import Iterator
@@ -112,7 +113,7 @@ class LogWriter:
         return aside
 
     def append(self, data: bytes) -> int:
-        """Write ``data`` (whole lines) and return the new size; on failure leave no partial line."""
+        """Write whole lines; return the new size. On failure, leave no partial line behind."""
         before = self.size
         try:
             view = memoryview(data)
@@ -129,10 +130,9 @@ class LogWriter:
         return self.size
 
     def _rollback(self, size: int) -> None:
-        try:
+        # If even this fails, the next open's torn-tail check still cuts the partial line.
+        with contextlib.suppress(OSError):
             os.ftruncate(self._fd, size)
-        except OSError:  # pragma: no cover - the next open's torn-tail check still protects us
-            pass
 
     def close(self) -> None:
         if self._fd >= 0:

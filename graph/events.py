@@ -75,7 +75,15 @@ class Event:
     ) -> Event:
         draft = cls(seq, event_id, ts, actor, op, payload, prev, "", expected_version)
         return cls(
-            seq, event_id, ts, actor, op, payload, prev, compute_hash(draft.body()), expected_version
+            seq,
+            event_id,
+            ts,
+            actor,
+            op,
+            payload,
+            prev,
+            compute_hash(draft.body()),
+            expected_version,
         )
 
     @classmethod

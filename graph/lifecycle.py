@@ -10,26 +10,26 @@ INACTIVE = frozenset({Lifecycle.SUPERSEDED, Lifecycle.REJECTED})
 RESOLVED_OUTCOMES = frozenset({Outcome.SUCCESS.value, Outcome.PARTIAL.value})
 
 
-def successors_of(G: nx.MultiDiGraph, node_id: str) -> list[str]:
+def successors_of(G: nx.MultiDiGraph[str], node_id: str) -> list[str]:
     """Ids of the nodes that supersede ``node_id`` (sources of incoming ``supersedes``), sorted."""
     return sorted(
         u for u, _, key in G.in_edges(node_id, keys=True) if key == EdgeType.SUPERSEDES.value
     )
 
 
-def effective_lifecycle(G: nx.MultiDiGraph, node_id: str) -> Lifecycle:
+def effective_lifecycle(G: nx.MultiDiGraph[str], node_id: str) -> Lifecycle:
     """The stored lifecycle, or ``superseded`` when some node supersedes this one."""
     if successors_of(G, node_id):
         return Lifecycle.SUPERSEDED
     return Lifecycle(G.nodes[node_id].get("lifecycle", Lifecycle.ACCEPTED.value))
 
 
-def is_active(G: nx.MultiDiGraph, node_id: str) -> bool:
+def is_active(G: nx.MultiDiGraph[str], node_id: str) -> bool:
     """Active means neither superseded nor rejected."""
     return effective_lifecycle(G, node_id) not in INACTIVE
 
 
-def is_resolved(G: nx.MultiDiGraph, node_id: str) -> bool:
+def is_resolved(G: nx.MultiDiGraph[str], node_id: str) -> bool:
     """A decision is resolved once reviewed with a ``success`` or ``partial`` outcome."""
     attrs = G.nodes[node_id]
     return (

@@ -1,4 +1,4 @@
-"""An exclusive, advisory writer lock on a data directory (``flock``; freed when the process dies)."""
+"""An exclusive writer lock on a data directory (``flock``: freed when the holder dies)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,25 @@
 """Snapshots: the materialised graph at a sequence number, so start-up replays only the tail.
 
-File layout: one header line (canonical JSON: format, seq, log offset, last event hash, graph
-hash, body SHA-256) and one body line (nodes and edges in graph order). Written to a temporary
-file, fsync-ed, then renamed over the old snapshot, so a crash leaves the old one or the new one,
-never half of either. A snapshot that fails its checksum is ignored and the log is replayed.
+File layout: a header line (canonical JSON: format, Python version, seq, log offset, last event
+hash, graph hash, body SHA-256) and the body: ``marshal`` (format 4) of the node attribute dict
+and the successor adjacency ``{u: {v: {type: attrs}}}``. The body holds only JSON-type values.
+
+Why ``marshal``: the body is millions of small dicts and strings; ``marshal`` decodes them about
+five times faster than a JSON parser on this kind of data (0.5 s against 2.5 s for 100k nodes and
+400k edges). It is not meant for untrusted input, so the body is only decoded after its SHA-256
+matches the header, and its format is tied to the Python version that wrote it; a snapshot that
+fails either check is ignored and the log (the source of truth) is replayed instead. The data
+directory is owner-only, like the log it caches.
+
+Written to a temporary file, fsync-ed, then renamed over the old snapshot, so a crash leaves
+the old one or the new one, never half of either.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,8 +28,11 @@ import networkx as nx
 import orjson
 
 from .canonical import canonical_json, sha256_hex
+from .gcpause import gc_paused
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
+MARSHAL_VERSION = 4
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,16 +43,13 @@ class SnapshotHeader:
     graph_hash: str
 
 
-def write_snapshot(path: Path, G: nx.MultiDiGraph, header: SnapshotHeader) -> None:
-    body = orjson.dumps(
-        {
-            "nodes": [[node_id, attrs] for node_id, attrs in G.nodes(data=True)],
-            "edges": [[u, v, key, attrs] for u, v, key, attrs in G.edges(keys=True, data=True)],
-        }
-    )
+def write_snapshot(path: Path, G: nx.MultiDiGraph[str], header: SnapshotHeader) -> None:
+    succ = {u: {v: dict(keys) for v, keys in nbrs.items()} for u, nbrs in G.adj.items()}
+    body = marshal.dumps((dict(G.nodes(data=True)), succ), MARSHAL_VERSION)
     head = canonical_json(
         {
             "format": SNAPSHOT_FORMAT,
+            "python": PYTHON,
             "seq": header.seq,
             "logOffset": header.log_offset,
             "lastHash": header.last_hash,
@@ -48,7 +59,7 @@ def write_snapshot(path: Path, G: nx.MultiDiGraph, header: SnapshotHeader) -> No
     )
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("wb") as handle:
-        handle.write(head + b"\n" + body + b"\n")
+        handle.write(head + b"\n" + body)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
@@ -59,20 +70,24 @@ def write_snapshot(path: Path, G: nx.MultiDiGraph, header: SnapshotHeader) -> No
         os.close(dir_fd)
 
 
-def read_snapshot(path: Path) -> tuple[SnapshotHeader, nx.MultiDiGraph] | None:
+def read_snapshot(path: Path) -> tuple[SnapshotHeader, nx.MultiDiGraph[str]] | None:
     """The snapshot's header and graph, or ``None`` if it is missing, foreign or damaged."""
     try:
         with path.open("rb") as handle:
             head: dict[str, Any] = orjson.loads(handle.readline())
-            body = handle.readline().rstrip(b"\n")
+            body = handle.read()
     except (OSError, orjson.JSONDecodeError):
         return None
-    if head.get("format") != SNAPSHOT_FORMAT or head.get("bodySha256") != sha256_hex(body):
+    if (
+        not isinstance(head, dict)
+        or head.get("format") != SNAPSHOT_FORMAT
+        or head.get("python") != PYTHON
+        or head.get("bodySha256") != sha256_hex(body)
+    ):
         return None
-    data = orjson.loads(body)
-    G = nx.MultiDiGraph()
-    G.add_nodes_from((node_id, attrs) for node_id, attrs in data["nodes"])
-    G.add_edges_from((u, v, key, attrs) for u, v, key, attrs in data["edges"])
+    with gc_paused():
+        nodes, succ = marshal.loads(body)
+        G = _assemble(nodes, succ)
     header = SnapshotHeader(
         seq=int(head["seq"]),
         log_offset=int(head["logOffset"]),
@@ -80,3 +95,30 @@ def read_snapshot(path: Path) -> tuple[SnapshotHeader, nx.MultiDiGraph] | None:
         graph_hash=str(head["graphHash"]),
     )
     return header, G
+
+
+def _assemble(
+    nodes: dict[str, dict[str, Any]], succ: dict[str, dict[str, dict[str, Any]]]
+) -> nx.MultiDiGraph[str]:
+    """Fill a ``MultiDiGraph``'s own dicts directly.
+
+    ``add_edge`` costs ~14 us per edge in NetworkX 3.6 (cache bookkeeping); filling the
+    adjacency dicts is the documented data structure (``G._succ[u][v][key] = attrs`` with the
+    key dict shared by ``G._pred[v][u]``) and is ~10x faster for 500k edges. The empty graph's
+    dicts are filled in place, so views created later see them as usual.
+    """
+    G: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+    node_dict: dict[str, Any] = G._node
+    # The stubs leave out these two (they are NetworkX's documented internal structure).
+    succ_dict: dict[str, Any] = G._succ  # type: ignore[attr-defined]
+    pred_dict: dict[str, Any] = G._pred  # type: ignore[attr-defined]
+    for node_id, attrs in nodes.items():
+        node_dict[node_id] = attrs
+        succ_dict[node_id] = {}
+        pred_dict[node_id] = {}
+    for u, nbrs in succ.items():
+        out = succ_dict[u]
+        for v, keys in nbrs.items():
+            out[v] = keys
+            pred_dict[v][u] = keys
+    return G

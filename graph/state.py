@@ -74,7 +74,7 @@ class GraphState:
     """A ``MultiDiGraph`` plus the bookkeeping needed to apply events to it."""
 
     def __init__(self, mirror: AdjacencyMirror | None = None) -> None:
-        self.graph = nx.MultiDiGraph()
+        self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self.seq = 0
         self.last_hash = GENESIS_HASH
         self.external_ids: dict[str, str] = {}
@@ -258,7 +258,6 @@ class GraphState:
                     self.mirror.set_edge(u, v, key, edge.weight)
 
 
-
 def _parse_node(raw: Any) -> Node:
     if not isinstance(raw, dict):
         raise ValidationError("node", "must be an object")
@@ -288,7 +287,7 @@ def _edge_type(raw: Any) -> EdgeType:
         raise ValidationError("edgeType", f"{raw!r} is not one of: {allowed}") from None
 
 
-def graph_hash(G: nx.MultiDiGraph) -> str:
+def graph_hash(G: nx.MultiDiGraph[str]) -> str:
     """SHA-256 over the canonical form of every node and edge (independent of insertion order)."""
     digest = hashlib.sha256()
     for node_id in sorted(G.nodes):

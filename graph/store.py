@@ -31,6 +31,7 @@ from .errors import (
 )
 from .eventlog import FsyncPolicy, LogWriter, TornTail, read_events
 from .events import GENESIS_HASH, Event, Operation
+from .gcpause import gc_paused
 from .ids import IdSource
 from .lockfile import DirectoryLock
 from .model import Edge, Node, check_node_id
@@ -51,12 +52,14 @@ class StoreOptions:
     """How a store is opened.
 
     ``snapshot_every``: events between automatic snapshots (0 turns them off; one is still
-    written on close). ``fsync``: see :mod:`graph.eventlog`.
+    written on close). ``fsync``: see :mod:`graph.eventlog`. ``use_snapshot=False`` replays the
+    whole log (``decigraph rebuild``).
     """
 
     fsync: FsyncPolicy = "always"
     snapshot_every: int = 10_000
     read_only: bool = False
+    use_snapshot: bool = True
 
 
 @dataclass(frozen=True)
@@ -136,18 +139,8 @@ class DecisionStore:
         if not self.options.read_only:
             self._dir_lock.acquire()
         try:
-            snapshot_seq = self._restore_snapshot()
-            try:
-                replayed, torn = self._replay_tail()
-            except DecigraphError as exc:
-                if snapshot_seq is None:
-                    raise
-                # The tail does not chain onto the snapshot (e.g. the log was restored from a
-                # backup): the log is the source of truth, so rebuild from it alone.
-                logger.warning("snapshot disagrees with the log (%s); replaying the whole log", exc)
-                self._reset()
-                snapshot_seq = None
-                replayed, torn = self._replay_tail()
+            with gc_paused():
+                snapshot_seq, replayed, torn = self._materialise()
             saved: Path | None = None
             if not self.options.read_only:
                 self._writer = LogWriter(self.log_path, self.options.fsync)
@@ -159,8 +152,23 @@ class DecisionStore:
             self._dir_lock.release()
             raise
 
+    def _materialise(self) -> tuple[int | None, int, TornTail | None]:
+        snapshot_seq = self._restore_snapshot()
+        try:
+            replayed, torn = self._replay_tail()
+        except DecigraphError as exc:
+            if snapshot_seq is None:
+                raise
+            # The tail does not chain onto the snapshot (e.g. the log was restored from a
+            # backup): the log is the source of truth, so rebuild from it alone.
+            logger.warning("snapshot disagrees with the log (%s); replaying the whole log", exc)
+            self._reset()
+            snapshot_seq = None
+            replayed, torn = self._replay_tail()
+        return snapshot_seq, replayed, torn
+
     def _restore_snapshot(self) -> int | None:
-        loaded = read_snapshot(self.snapshot_path)
+        loaded = read_snapshot(self.snapshot_path) if self.options.use_snapshot else None
         if loaded is None:
             return None
         header, G = loaded
@@ -218,13 +226,16 @@ class DecisionStore:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
     # -- reads -----------------------------------------------------------------------------
     @property
-    def graph(self) -> nx.MultiDiGraph:
+    def graph(self) -> nx.MultiDiGraph[str]:
         return self.state.graph
 
     @property
@@ -248,9 +259,7 @@ class DecisionStore:
         return graph_hash(self.graph)
 
     # -- writes ----------------------------------------------------------------------------
-    def record(
-        self, draft: DecisionDraft, actor: str, edges: Sequence[EdgeDraft] = ()
-    ) -> Node:
+    def record(self, draft: DecisionDraft, actor: str, edges: Sequence[EdgeDraft] = ()) -> Node:
         """Record a decision (optionally with edges from/to it, applied atomically)."""
         with self._lock:
             now = self._clock()
@@ -352,7 +361,9 @@ class DecisionStore:
             self.get(node_id)
             allowed = {Lifecycle.PROPOSED.value, Lifecycle.ACCEPTED.value, Lifecycle.REJECTED.value}
             if lifecycle not in allowed:
-                raise ValidationError("lifecycle", f"{lifecycle!r} is not one of: {sorted(allowed)}")
+                raise ValidationError(
+                    "lifecycle", f"{lifecycle!r} is not one of: {sorted(allowed)}"
+                )
             payload: dict[str, Any] = {"id": node_id, "lifecycle": str(lifecycle)}
             if reason:
                 payload["reason"] = reason
@@ -388,17 +399,25 @@ class DecisionStore:
             self._commit(Operation.LINK, {"edges": fresh}, actor, now=now)
             return [Edge.model_validate(e) for e in fresh]
 
-    def unlink(self, source: str, target: str, actor: str, edge_type: EdgeType | str | None = None) -> None:
+    def unlink(
+        self, source: str, target: str, actor: str, edge_type: EdgeType | str | None = None
+    ) -> None:
         """Remove the ``edge_type`` edge between the two, or every edge between them."""
         with self._lock:
-            payload = {"source": source, "target": target, "type": None if edge_type is None else str(edge_type)}
+            payload = {
+                "source": source,
+                "target": target,
+                "type": None if edge_type is None else str(edge_type),
+            }
             self._commit(Operation.UNLINK, payload, actor)
 
     def supersede(self, new_id: str, old_id: str, actor: str, context: str | None = None) -> Edge:
         """Mark ``old_id`` superseded by ``new_id`` (a ``supersedes`` edge new -> old)."""
         with self._lock:
             now = self._clock()
-            payload = self._edges_payload([EdgeDraft(new_id, old_id, EdgeType.SUPERSEDES, 1.0, context)], actor, now)
+            payload = self._edges_payload(
+                [EdgeDraft(new_id, old_id, EdgeType.SUPERSEDES, 1.0, context)], actor, now
+            )
             if self._edge_exists(payload[0]):
                 stored = self.graph.get_edge_data(new_id, old_id, key=EdgeType.SUPERSEDES.value)
                 return Edge.from_attrs(new_id, old_id, EdgeType.SUPERSEDES.value, stored)
@@ -417,7 +436,9 @@ class DecisionStore:
             raise DuplicateIdError(requested)
         return requested
 
-    def _edges_payload(self, edges: Sequence[EdgeDraft], actor: str, now: datetime) -> list[dict[str, Any]]:
+    def _edges_payload(
+        self, edges: Sequence[EdgeDraft], actor: str, now: datetime
+    ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for index, draft in enumerate(edges):
             prefix = "" if len(edges) == 1 else f"edges.{index}."
@@ -479,7 +500,9 @@ class DecisionStore:
 
     def write_snapshot(self) -> None:
         with self._lock:
-            header = SnapshotHeader(self.state.seq, self.log_offset, self.state.last_hash, self.graph_hash())
+            header = SnapshotHeader(
+                self.state.seq, self.log_offset, self.state.last_hash, self.graph_hash()
+            )
             write_snapshot(self.snapshot_path, self.graph, header)
             self.snapshot_seq = self.state.seq
 
@@ -490,12 +513,13 @@ class DecisionStore:
             problems: list[str] = []
             count = 0
             try:
-                for item in read_events(self.log_path):
-                    if isinstance(item, TornTail):
-                        problems.append(f"torn tail at byte {item.offset}: {item.reason}")
-                        break
-                    fresh.apply(item.event)
-                    count += 1
+                with gc_paused():
+                    for item in read_events(self.log_path):
+                        if isinstance(item, TornTail):
+                            problems.append(f"torn tail at byte {item.offset}: {item.reason}")
+                            break
+                        fresh.apply(item.event)
+                        count += 1
             except Exception as exc:
                 problems.append(f"log fails verification: {exc}")
             replayed_hash = graph_hash(fresh.graph)
@@ -505,10 +529,12 @@ class DecisionStore:
             if replayed_hash != live_hash and not problems:
                 problems.append("graph differs from a full replay of the log")
             problems.extend(check_invariants(self.graph))
-            return VerifyReport(count, fresh.last_hash if count else GENESIS_HASH, live_hash, problems)
+            return VerifyReport(
+                count, fresh.last_hash if count else GENESIS_HASH, live_hash, problems
+            )
 
 
-def check_invariants(G: nx.MultiDiGraph) -> list[str]:
+def check_invariants(G: nx.MultiDiGraph[str]) -> list[str]:
     """Structural rules every stored graph obeys; returns what is broken (empty when sound)."""
     problems: list[str] = []
     for u, v, key in G.edges(keys=True):
@@ -533,4 +559,3 @@ def _build_node(fields: dict[str, Any]) -> Node:
 
 def _node_payload(node: Node) -> dict[str, Any]:
     return {"id": node.id, **node.to_attrs()}
-

@@ -34,9 +34,7 @@ def open_store(tmp_path: Path) -> Iterator[StoreFactory]:
     """Open stores on ``tmp_path / "data"`` (same seed and clock every time); closes them all."""
     opened: list[DecisionStore] = []
 
-    def factory(
-        data_dir: Path | None = None, seed: int = 7, **options: object
-    ) -> DecisionStore:
+    def factory(data_dir: Path | None = None, seed: int = 7, **options: object) -> DecisionStore:
         opts = StoreOptions(**{"fsync": "never", **options})  # type: ignore[arg-type]
         store = DecisionStore.open(
             data_dir or tmp_path / "data", opts, clock=TickingClock(), ids=IdSource(seed)

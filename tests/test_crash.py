@@ -34,7 +34,9 @@ def run_and_kill(data_dir: Path, acks_wanted: int) -> list[str]:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     # Lines the child printed after we stopped reading were acknowledged too: collect them.
-    acks.extend(line.split()[2] for line in proc.stdout.read().splitlines() if line.startswith("ack "))
+    acks.extend(
+        line.split()[2] for line in proc.stdout.read().splitlines() if line.startswith("ack ")
+    )
     return acks
 
 

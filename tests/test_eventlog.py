@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def test_events_chain_and_carry_the_documented_fields(open_store: StoreFactory) 
     events = [item.event for item in read_events(store.log_path) if isinstance(item, LogEntry)]
     assert [e.seq for e in events] == [1, 2, 3]
     assert events[0].prev == GENESIS_HASH
-    assert all(later.prev == earlier.hash for earlier, later in zip(events, events[1:], strict=False))
+    assert all(later.prev == earlier.hash for earlier, later in itertools.pairwise(events))
     line = orjson.loads(store.log_path.read_bytes().splitlines()[0])
     assert set(line) == {"seq", "id", "ts", "actor", "op", "payload", "prev", "hash"}
 
@@ -71,15 +72,22 @@ def test_tampering_is_reported_by_verify(open_store: StoreFactory) -> None:
 
 
 @pytest.mark.parametrize("keep", [1, 17, -2])
-def test_torn_last_line_is_skipped_and_cut(open_store: StoreFactory, tmp_path: Path, keep: int) -> None:
+def test_torn_last_line_is_skipped_and_cut(
+    open_store: StoreFactory, tmp_path: Path, keep: int
+) -> None:
     store = filled(open_store, 4)
     store.close()
     (tmp_path / "data" / "snapshot.json").unlink()
     log = store.log_path
     good = log.read_bytes()
     torn = Event.create(
-        seq=5, event_id="f" * 16, ts="2026-01-01T00:00:00.000000Z", actor="a",
-        op=Operation.UNLINK, payload={}, prev="0" * 64,
+        seq=5,
+        event_id="f" * 16,
+        ts="2026-01-01T00:00:00.000000Z",
+        actor="a",
+        op=Operation.UNLINK,
+        payload={},
+        prev="0" * 64,
     ).to_line()[:keep]
     log.write_bytes(good + torn)
 
@@ -122,7 +130,7 @@ def test_fsync_always_syncs_each_append(
     open_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
-    monkeypatch.setattr(os, "fdatasync", lambda fd: calls.append(fd))
+    monkeypatch.setattr(os, "fdatasync", calls.append)
     store = open_store(fsync="always")
     store.record(decision("a"), "x")
     store.record(decision("b"), "x")

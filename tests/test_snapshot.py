@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from graph.store import DecisionStore
@@ -10,8 +11,10 @@ from .conftest import StoreFactory, decision
 
 
 def build(store: DecisionStore, count: int) -> list[str]:
-    ids = [store.record(decision(f"decision {i}", tags=[f"t{i % 3}"]), "a").id for i in range(count)]
-    for left, right in zip(ids, ids[1:], strict=False):
+    ids = [
+        store.record(decision(f"decision {i}", tags=[f"t{i % 3}"]), "a").id for i in range(count)
+    ]
+    for left, right in itertools.pairwise(ids):
         store.link(right, left, "depends_on", "a")
         store.link(left, right, "relates_to", "a")
     store.review(ids[0], "success", "b")

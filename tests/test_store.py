@@ -236,9 +236,13 @@ def test_record_with_edges_is_atomic(store: DecisionStore) -> None:
         ({"type": "likes"}, "type"),
     ],
 )
-def test_bad_edges_name_the_field(store: DecisionStore, edge: dict[str, object], field: str) -> None:
+def test_bad_edges_name_the_field(
+    store: DecisionStore, edge: dict[str, object], field: str
+) -> None:
     a, b = store.record(decision("a"), "x"), store.record(decision("b"), "x")
-    draft = EdgeDraft(a.id, b.id, str(edge.get("type", "relates_to")), float(edge.get("weight", 1.0)))  # type: ignore[arg-type]
+    draft = EdgeDraft(
+        a.id, b.id, str(edge.get("type", "relates_to")), float(edge.get("weight", 1.0))
+    )  # type: ignore[arg-type]
     with pytest.raises(ValidationError) as info:
         store.link_many([draft], "x")
     assert info.value.field == field

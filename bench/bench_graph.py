@@ -131,7 +131,8 @@ def main() -> None:
         store._dir_lock.release()
         log_mb = (data / "events.jsonl").stat().st_size / 1e6
 
-        full_med, full_max = timed(lambda: DecisionStore.open(data, opts))
+        replay_opts = StoreOptions(fsync="never", snapshot_every=0, use_snapshot=False)
+        full_med, full_max = timed(lambda: DecisionStore.open(data, replay_opts))
         snap_store = DecisionStore.open(data, opts)
         start = time.perf_counter()
         snap_store.write_snapshot()

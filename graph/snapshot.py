@@ -45,7 +45,8 @@ class SnapshotHeader:
 
 def write_snapshot(path: Path, G: nx.MultiDiGraph[str], header: SnapshotHeader) -> None:
     succ = {u: {v: dict(keys) for v, keys in nbrs.items()} for u, nbrs in G.adj.items()}
-    body = marshal.dumps((dict(G.nodes(data=True)), succ), MARSHAL_VERSION)
+    nodes = dict(G.nodes.items())
+    body = marshal.dumps((nodes, succ), MARSHAL_VERSION)
     head = canonical_json(
         {
             "format": SNAPSHOT_FORMAT,
@@ -108,8 +109,8 @@ def _assemble(
     dicts are filled in place, so views created later see them as usual.
     """
     G: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-    node_dict: dict[str, Any] = G._node
-    # The stubs leave out these two (they are NetworkX's documented internal structure).
+    # The stubs leave these out (they are NetworkX's documented internal structure).
+    node_dict: dict[str, Any] = G._node  # type: ignore[attr-defined]
     succ_dict: dict[str, Any] = G._succ  # type: ignore[attr-defined]
     pred_dict: dict[str, Any] = G._pred  # type: ignore[attr-defined]
     for node_id, attrs in nodes.items():

@@ -503,7 +503,8 @@ class DecisionStore:
             header = SnapshotHeader(
                 self.state.seq, self.log_offset, self.state.last_hash, self.graph_hash()
             )
-            write_snapshot(self.snapshot_path, self.graph, header)
+            with gc_paused():
+                write_snapshot(self.snapshot_path, self.graph, header)
             self.snapshot_seq = self.state.seq
 
     def verify(self) -> VerifyReport:

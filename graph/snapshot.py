@@ -1,7 +1,7 @@
 """Snapshots: the materialised graph at a sequence number, so start-up replays only the tail.
 
 File layout: a header line (canonical JSON: format, Python version, seq, log offset, last event
-hash, graph hash, body SHA-256) and the body: ``marshal`` (format 4) of the node attribute dict
+hash, body SHA-256) and the body: ``marshal`` (format 4) of the node attribute dict
 and the successor adjacency ``{u: {v: {type: attrs}}}``. The body holds only JSON-type values.
 
 Why ``marshal``: the body is millions of small dicts and strings; ``marshal`` decodes them about
@@ -40,7 +40,6 @@ class SnapshotHeader:
     seq: int
     log_offset: int
     last_hash: str
-    graph_hash: str
 
 
 def write_snapshot(path: Path, G: nx.MultiDiGraph[str], header: SnapshotHeader) -> None:
@@ -54,7 +53,6 @@ def write_snapshot(path: Path, G: nx.MultiDiGraph[str], header: SnapshotHeader) 
             "seq": header.seq,
             "logOffset": header.log_offset,
             "lastHash": header.last_hash,
-            "graphHash": header.graph_hash,
             "bodySha256": sha256_hex(body),
         }
     )
@@ -93,7 +91,6 @@ def read_snapshot(path: Path) -> tuple[SnapshotHeader, nx.MultiDiGraph[str]] | N
         seq=int(head["seq"]),
         log_offset=int(head["logOffset"]),
         last_hash=str(head["lastHash"]),
-        graph_hash=str(head["graphHash"]),
     )
     return header, G
 

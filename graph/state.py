@@ -289,9 +289,11 @@ def _edge_type(raw: Any) -> EdgeType:
 
 def graph_hash(G: nx.MultiDiGraph[str]) -> str:
     """SHA-256 over the canonical form of every node and edge (independent of insertion order)."""
-    digest = hashlib.sha256()
-    for node_id in sorted(G.nodes):
-        digest.update(canonical_json(["n", node_id, G.nodes[node_id]]))
-    for u, v, key, attrs in sorted(G.edges(keys=True, data=True), key=lambda e: e[:3]):
-        digest.update(canonical_json(["e", u, v, key, attrs]))
+    nodes = [[node_id, G.nodes[node_id]] for node_id in sorted(G.nodes)]
+    edges = sorted(
+        ([u, v, key, attrs] for u, v, key, attrs in G.edges(keys=True, data=True)),
+        key=lambda e: e[:3],
+    )
+    digest = hashlib.sha256(canonical_json(nodes))
+    digest.update(canonical_json(edges))
     return digest.hexdigest()

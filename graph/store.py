@@ -500,9 +500,7 @@ class DecisionStore:
 
     def write_snapshot(self) -> None:
         with self._lock:
-            header = SnapshotHeader(
-                self.state.seq, self.log_offset, self.state.last_hash, self.graph_hash()
-            )
+            header = SnapshotHeader(self.state.seq, self.log_offset, self.state.last_hash)
             with gc_paused():
                 write_snapshot(self.snapshot_path, self.graph, header)
             self.snapshot_seq = self.state.seq

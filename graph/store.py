@@ -20,6 +20,7 @@ from typing import Any
 import networkx as nx
 import pydantic
 
+from .algorithms.salience import compute_salience
 from .drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from .enums import EdgeType, Lifecycle, NodeKind, Outcome
 from .errors import (
@@ -114,6 +115,7 @@ class DecisionStore:
         self.log_offset = 0
         self.snapshot_seq = 0
         self.listeners: list[Listener] = []
+        self._salience: tuple[int, dict[str, float]] | None = None
         self.open_report = OpenReport(None, 0, None, None)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -257,6 +259,14 @@ class DecisionStore:
 
     def graph_hash(self) -> str:
         return graph_hash(self.graph)
+
+    def salience(self) -> dict[str, float]:
+        """PageRank salience of every node, recomputed only when the graph has changed."""
+        with self._lock:
+            if self._salience is None or self._salience[0] != self.state.seq:
+                scores = compute_salience(self.graph, self.adjacency)
+                self._salience = (self.state.seq, scores)
+            return self._salience[1]
 
     # -- writes ----------------------------------------------------------------------------
     def record(self, draft: DecisionDraft, actor: str, edges: Sequence[EdgeDraft] = ()) -> Node:

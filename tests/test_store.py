@@ -289,3 +289,16 @@ def test_verify_passes_on_a_sound_store(store: DecisionStore) -> None:
     report = store.verify()
     assert report.ok, report.problems
     assert report.events == store.seq == 3
+
+
+def test_salience_is_cached_until_the_graph_changes(store: DecisionStore) -> None:
+    a, b, c = (store.record(decision(t), "x") for t in "abc")
+    store.link(b.id, a.id, "depends_on", "x")
+    store.link(c.id, a.id, "depends_on", "x")
+    first = store.salience()
+    assert first[a.id] == 1.0
+    assert max(first, key=lambda k: (first[k], k)) == a.id
+    assert store.salience() is first
+    store.unlink(c.id, a.id, "x")
+    assert store.salience() is not first
+    assert store.salience()[a.id] == 1.0

@@ -14,6 +14,8 @@ def to_utc(value: datetime) -> datetime:
     """Make ``value`` timezone-aware UTC; naive datetimes are taken to be UTC already."""
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
+    if value.tzinfo is UTC:  # the common case; astimezone would copy it for nothing
+        return value
     return value.astimezone(UTC)
 
 

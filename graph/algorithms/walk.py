@@ -1,0 +1,202 @@
+"""Walking primitives shared by the query algorithms: edge references, steps, argument checks.
+
+:class:`EdgeRef` is how every query reports an edge. A symmetric type is stored as two directed
+edges (see :mod:`graph.builders`) but is one relation, so queries report it once, in *canonical
+orientation*: the smaller id as ``source``. Other types keep their stored orientation.
+
+:func:`steps` lists the edges walkable from a node: a stored edge ``u -> v`` is walked
+*outgoing* from ``u`` and *incoming* from ``v``, and symmetric types, stored both ways, can always
+be walked either way. Steps come sorted, so traversals built on them never depend on the order
+nodes and edges were inserted.
+
+The ``check_*`` helpers raise :class:`~graph.errors.ValidationError` naming the JSON-RPC
+parameter (camelCase), so the service can pass arguments straight through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import networkx as nx
+
+from graph.enums import Direction, EdgeType
+from graph.errors import NodeNotFoundError, ValidationError
+from graph.timeutil import parse_ts
+
+__all__ = [
+    "EdgeRef",
+    "EdgeTypesArg",
+    "Step",
+    "check_direction",
+    "check_edge_type",
+    "check_edge_types",
+    "check_int",
+    "check_node",
+    "distances",
+    "edge_ref",
+    "steps",
+]
+
+#: What callers may pass as a type filter: one type, several, or ``None`` for every type.
+EdgeTypesArg = EdgeType | str | Iterable[EdgeType | str] | None
+
+#: ``(neighbour, type, stored source, stored target, direction walked)``. Sorted tuples give the
+#: neighbour-first, then type, order every traversal walks in.
+Step = tuple[str, str, str, str, Direction]
+
+_TYPE_NAMES = ", ".join(t.value for t in EdgeType)
+
+
+@dataclass(frozen=True)
+class EdgeRef:
+    """One stored edge ``source -> target`` ("source <type> target") and its attributes.
+
+    Symmetric types are reported in canonical orientation (``source < target``).
+    """
+
+    source: str
+    target: str
+    type: EdgeType
+    weight: float
+    created_at: datetime
+    created_by: str
+    context: str | None
+    origin: Literal["manual", "auto"]
+
+    @property
+    def sort_key(self) -> tuple[str, str, str]:
+        """``(source, target, type)``: the order every query lists edges in."""
+        return (self.source, self.target, self.type.value)
+
+    def other_end(self, node_id: str) -> str:
+        """The endpoint that is not ``node_id`` (``node_id`` itself on a self-loop)."""
+        return self.target if self.source == node_id else self.source
+
+
+def edge_ref(G: nx.MultiDiGraph[str], source: str, target: str, key: str) -> EdgeRef:
+    """The :class:`EdgeRef` of the stored edge ``(source, target, key)``.
+
+    Symmetric edges come back canonical, whichever of their two stored halves is named.
+    """
+    edge_type = EdgeType(key)
+    attrs: Mapping[str, Any] = G.edges[source, target, key]
+    if edge_type.symmetric and source > target:
+        # The store writes both halves with equal attributes; reading the canonical half (when
+        # present) keeps answers independent of which half a traversal happened to meet.
+        if G.has_edge(target, source, key):
+            attrs = G.edges[target, source, key]
+        source, target = target, source
+    return _make(source, target, edge_type, attrs)
+
+
+def _make(source: str, target: str, edge_type: EdgeType, attrs: Mapping[str, Any]) -> EdgeRef:
+    origin = attrs.get("origin", "manual")
+    return EdgeRef(
+        source=source,
+        target=target,
+        type=edge_type,
+        weight=float(attrs.get("weight", 1.0)),
+        created_at=parse_ts(attrs["created_at"]),
+        created_by=str(attrs["created_by"]),
+        context=attrs.get("context"),
+        origin="auto" if origin == "auto" else "manual",
+    )
+
+
+def check_node(G: nx.MultiDiGraph[str], node_id: str, field: str = "nodeId") -> str:
+    """Return ``node_id`` if ``G`` holds it; raise :class:`NodeNotFoundError` naming ``field``."""
+    if not isinstance(node_id, str) or node_id not in G:
+        raise NodeNotFoundError(str(node_id), field=field)
+    return node_id
+
+
+def check_int(value: int, field: str, low: int, high: int) -> int:
+    """Return ``value`` if it is an int (not a bool) in ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(field, f"must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise ValidationError(field, f"must be between {low} and {high}, got {value}")
+    return value
+
+
+def check_edge_type(value: EdgeType | str, field: str = "edgeType") -> EdgeType:
+    """Parse one edge type given as an :class:`EdgeType` or its string value."""
+    if isinstance(value, EdgeType):
+        return value
+    if isinstance(value, str):
+        try:
+            return EdgeType(value)
+        except ValueError:
+            pass
+    raise ValidationError(field, f"{value!r} is not an edge type (one of {_TYPE_NAMES})")
+
+
+def check_edge_types(value: EdgeTypesArg, field: str = "edgeTypes") -> frozenset[str] | None:
+    """Parse a type filter into the set of type values; ``None`` means every type.
+
+    A single type (string or :class:`EdgeType`) is accepted as a one-element filter; an empty
+    collection is refused, since it would silently match nothing.
+    """
+    if value is None:
+        return None
+    items: Iterable[EdgeType | str] = [value] if isinstance(value, str) else value
+    types = frozenset(check_edge_type(item, field).value for item in items)
+    if not types:
+        raise ValidationError(field, "must name at least one edge type (omit it for all types)")
+    return types
+
+
+def check_direction(value: Direction | str, field: str = "direction") -> Direction:
+    """Parse ``outgoing``, ``incoming`` or ``both``."""
+    try:
+        return Direction(value)
+    except ValueError:
+        names = ", ".join(d.value for d in Direction)
+        raise ValidationError(field, f"{value!r} is not a direction (one of {names})") from None
+
+
+def steps(
+    G: nx.MultiDiGraph[str], node: str, direction: Direction, types: frozenset[str] | None
+) -> list[Step]:
+    """Every edge walkable from ``node`` in ``direction`` whose type passes ``types``, sorted."""
+    found: list[Step] = []
+    if direction is not Direction.INCOMING:
+        for _, v, key in G.out_edges(node, keys=True):
+            if types is None or key in types:
+                found.append((v, key, node, v, Direction.OUTGOING))
+    if direction is not Direction.OUTGOING:
+        for u, _, key in G.in_edges(node, keys=True):
+            if types is None or key in types:
+                found.append((u, key, u, node, Direction.INCOMING))
+    found.sort()
+    return found
+
+
+def distances(
+    G: nx.MultiDiGraph[str],
+    start: str,
+    direction: Direction,
+    types: frozenset[str] | None,
+    cutoff: int,
+    *,
+    stop_at: str | None = None,
+) -> dict[str, int]:
+    """Fewest hops from ``start`` to every node within ``cutoff`` hops (breadth-first).
+
+    ``stop_at`` gets its distance when reached but is never walked through.
+    """
+    distance = {start: 0}
+    frontier = [start]
+    for level in range(1, cutoff + 1):
+        found: set[str] = set()
+        for node in frontier:
+            if node != stop_at:
+                found.update(s[0] for s in steps(G, node, direction, types) if s[0] not in distance)
+        if not found:
+            break
+        distance.update(dict.fromkeys(found, level))
+        frontier = sorted(found)
+    return distance

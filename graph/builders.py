@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 
@@ -21,6 +21,27 @@ from .enums import EdgeType
 from .model import Edge, Node
 
 EXAMPLE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+
+Keyed = dict[str, dict[str, dict[str, Any]]]
+"""Neighbour -> edge type -> edge attributes: one node's row of a ``MultiDiGraph`` adjacency."""
+
+
+class RawAdjacency(NamedTuple):
+    nodes: dict[str, dict[str, Any]]
+    succ: dict[str, Keyed]
+    pred: dict[str, Keyed]
+
+
+def raw_adjacency(G: nx.MultiDiGraph[str]) -> RawAdjacency:
+    """NetworkX's own node, successor and predecessor dicts (``G._node``, ``G._succ``, ``G._pred``).
+
+    The one place that reaches past NetworkX's public API. Whole-graph passes (snapshots, the
+    salience adjacency, compaction) touch every edge, and the public views wrap every inner dict
+    in a view object, which costs several times more per edge at 500k edges. The layout is
+    NetworkX's documented data structure; treat the dicts as read-only unless you are building
+    a new graph, and then keep ``succ[u][v]`` and ``pred[v][u]`` the same dict object.
+    """
+    return RawAdjacency(G._node, G._succ, G._pred)  # type: ignore[attr-defined]
 
 
 def put_node(G: nx.MultiDiGraph[str], node: Node) -> None:

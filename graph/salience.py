@@ -24,6 +24,7 @@ import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
+from .builders import raw_adjacency
 from .enums import EdgeType
 from .errors import EdgeNotFoundError, ValidationError
 
@@ -130,11 +131,9 @@ class SparseAdjacency:
         >>> len(adj), adj.number_of_edges()
         (2, 2)
         """
-        # Walk NetworkX's own successor dicts (as graph.snapshot does): the public views wrap
-        # every inner dict in a view object, which doubles the cost at 500k edges. The walk is
-        # memory-bound (one dict per node pair and per edge), so each pass is one flat
-        # comprehension and the per-edge arithmetic is done in numpy.
-        succ: dict[str, dict[str, dict[str, dict[str, Any]]]] = G._succ  # type: ignore[attr-defined]
+        # The walk is memory-bound (one dict per node pair and per edge), so each pass is one
+        # flat comprehension over NetworkX's own dicts and the per-edge arithmetic is numpy.
+        succ = raw_adjacency(G).succ
         ids = list(succ)
         n = len(ids)
         index = {node_id: i for i, node_id in enumerate(ids)}

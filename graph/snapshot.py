@@ -27,6 +27,7 @@ from typing import Any
 import networkx as nx
 import orjson
 
+from .builders import raw_adjacency
 from .canonical import canonical_json, sha256_hex
 from .gcpause import gc_paused
 
@@ -43,8 +44,9 @@ class SnapshotHeader:
 
 
 def write_snapshot(path: Path, G: nx.MultiDiGraph[str], header: SnapshotHeader) -> None:
-    succ = {u: {v: dict(keys) for v, keys in nbrs.items()} for u, nbrs in G.adj.items()}
-    nodes = dict(G.nodes.items())
+    raw = raw_adjacency(G)
+    succ = {u: {v: dict(keys) for v, keys in nbrs.items()} for u, nbrs in raw.succ.items()}
+    nodes = raw.nodes
     body = marshal.dumps((nodes, succ), MARSHAL_VERSION)
     head = canonical_json(
         {
@@ -106,10 +108,7 @@ def _assemble(
     dicts are filled in place, so views created later see them as usual.
     """
     G: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-    # The stubs leave these out (they are NetworkX's documented internal structure).
-    node_dict: dict[str, Any] = G._node  # type: ignore[attr-defined]
-    succ_dict: dict[str, Any] = G._succ  # type: ignore[attr-defined]
-    pred_dict: dict[str, Any] = G._pred  # type: ignore[attr-defined]
+    node_dict, succ_dict, pred_dict = raw_adjacency(G)
     for node_id, attrs in nodes.items():
         node_dict[node_id] = attrs
         succ_dict[node_id] = {}

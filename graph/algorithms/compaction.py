@@ -27,10 +27,11 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 import networkx as nx
 
+from graph.builders import Keyed, raw_adjacency
 from graph.enums import EdgeType, ReviewStatus
 from graph.errors import ValidationError
 from graph.timeutil import parse_ts, to_utc
@@ -83,18 +84,6 @@ class CompactionEntry:
     fold_into: str | None
     """For ``fold``: the active successor that absorbs this node."""
     reason: str
-
-
-Keyed = dict[str, dict[str, dict[str, Any]]]  # neighbour -> edge type -> edge attributes
-
-
-def _raw_adjacency(G: nx.MultiDiGraph[str]) -> tuple[dict[str, Keyed], dict[str, Keyed]]:
-    """NetworkX's own successor and predecessor dicts, read-only.
-
-    A plan touches every edge; the edge views cost several times more per edge than the dicts
-    they wrap (graph.snapshot and SparseAdjacency.from_graph read them the same way).
-    """
-    return G._succ, G._pred  # type: ignore[attr-defined]
 
 
 def _direct_successors(pred: dict[str, Keyed]) -> dict[str, list[str]]:
@@ -260,7 +249,7 @@ def compaction_plan(
     missing = [node_id for node_id in nodes if node_id not in salience]
     if missing:
         raise ValidationError("salience", f"has no score for {missing[0]!r}")
-    succ, pred = _raw_adjacency(G)
+    _, succ, pred = raw_adjacency(G)
     newer = _direct_successors(pred)
     memo: dict[str, tuple[str, ...]] = {}
     heirs = {node_id: _active_successors(newer, node_id, memo) for node_id in nodes}

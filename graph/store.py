@@ -392,11 +392,15 @@ class DecisionStore:
     ) -> LinkResult:
         """Create ``source <edge_type> target``; linking an existing edge again changes nothing."""
         draft = EdgeDraft(source, target, edge_type, weight, context)
-        created = self.link_many([draft], actor)
-        if created:
-            return LinkResult(created[0], True)
-        stored = self.graph.get_edge_data(source, target, key=str(EdgeType(edge_type)))
-        return LinkResult(Edge.from_attrs(source, target, str(EdgeType(edge_type)), stored), False)
+        with self._lock:
+            created = self.link_many([draft], actor)
+            if created:
+                return LinkResult(created[0], True)
+            key = str(EdgeType(edge_type))
+            stored = self.graph.get_edge_data(source, target, key=key)
+            if stored is None:  # a symmetric edge first linked from the other end
+                stored = self.graph.get_edge_data(target, source, key=key)
+            return LinkResult(Edge.from_attrs(source, target, key, stored), False)
 
     def link_many(self, edges: Sequence[EdgeDraft], actor: str) -> list[Edge]:
         """Create several edges in one atomic event; existing ones are skipped. Returns the new."""
@@ -523,9 +527,10 @@ class DecisionStore:
             count = 0
             try:
                 with gc_paused():
+                    # Verify exactly the prefix this store has applied: a writer may be appending
+                    # beyond it right now (verify runs read-only beside a live server).
                     for item in read_events(self.log_path):
-                        if isinstance(item, TornTail):
-                            problems.append(f"torn tail at byte {item.offset}: {item.reason}")
+                        if count == self.state.seq or isinstance(item, TornTail):
                             break
                         fresh.apply(item.event)
                         count += 1
@@ -534,7 +539,9 @@ class DecisionStore:
             replayed_hash = graph_hash(fresh.graph)
             live_hash = self.graph_hash()
             if count != self.state.seq and not problems:
-                problems.append(f"log holds {count} events but the store is at {self.state.seq}")
+                problems.append(
+                    f"log holds {count} events but the store has applied {self.state.seq}"
+                )
             if replayed_hash != live_hash and not problems:
                 problems.append("graph differs from a full replay of the log")
             problems.extend(check_invariants(self.graph))

@@ -302,3 +302,26 @@ def test_salience_is_cached_until_the_graph_changes(store: DecisionStore) -> Non
     store.unlink(c.id, a.id, "x")
     assert store.salience() is not first
     assert store.salience()[a.id] == 1.0
+
+
+def test_relinking_a_symmetric_edge_from_the_other_end_is_a_no_op(store: DecisionStore) -> None:
+    a, b = store.record(decision("a"), "x"), store.record(decision("b"), "x")
+    store.link(a.id, b.id, "contradicts", "first")
+    again = store.link(b.id, a.id, "contradicts", "second")
+    assert not again.created
+    assert again.edge.created_by == "first"
+
+
+def test_verify_beside_a_live_writer_checks_the_applied_prefix(
+    open_store: StoreFactory, tmp_path: Path
+) -> None:
+    writer = open_store()
+    writer.record(decision("a"), "x")
+    reader = DecisionStore.open(tmp_path / "data", StoreOptions(read_only=True))
+    writer.record(decision("b"), "x")  # appended after the reader opened
+    with writer.log_path.open("ab") as log:
+        log.write(b'{"seq": 3, "half a line')  # an append in flight
+    report = reader.verify()
+    assert report.ok, report.problems
+    assert report.events == 1
+    reader.close()

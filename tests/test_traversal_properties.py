@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graph.algorithms.traversal import (
-    EdgeRef,
     Path,
     ancestors,
     descendants,
@@ -22,36 +21,7 @@ from graph.algorithms.traversal import (
 from graph.builders import build_graph
 from graph.enums import EdgeType
 
-from .test_traversal import every_answer
-
-A, B, C, D, E, F = (f"0000000{c}" for c in "abcdef")
-MISSING = "ffffffff"
-
-# A small decision graph. Symmetric edges are given with the larger id first on purpose, so
-# canonical orientation (smaller id first) has to be produced, not copied.
-EDGES = [
-    (B, A, "depends_on"),
-    (C, B, "depends_on"),
-    (D, A, "relates_to"),
-    (E, C, "blocks"),
-    (E, D, "contradicts"),
-    (C, A, "refines"),
-    (F, E, "supersedes"),
-]
-
-
-def graph(seed: int | None = None, edges: list[tuple[str, str, str]] = EDGES) -> Any:
-    nodes, edge_list = [A, B, C, D, E, F], list(edges)
-    if seed is not None:
-        rng = random.Random(seed)
-        rng.shuffle(nodes)
-        rng.shuffle(edge_list)
-    return build_graph(nodes, edge_list)
-
-
-def keys(edges: list[EdgeRef]) -> list[tuple[str, str, str]]:
-    return [(e.source, e.target, e.type.value) for e in edges]
-
+from .test_traversal import every_answer, keys
 
 # -- properties --------------------------------------------------------------------------------
 WALK_TYPES = ["depends_on", "blocks", "refines", "supersedes", "relates_to", "contradicts"]

@@ -28,6 +28,7 @@ class Operation(StrEnum):
     LINK = "link"
     UNLINK = "unlink"
     SUPERSEDE = "supersede"
+    FORGET = "forget"
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,6 +208,40 @@ class SparseAdjacency:
         self._type[slot] = _FREE
         self._free.append(slot)
 
+    def remove_node(self, node_id: str) -> None:
+        """Forget ``node_id`` and every edge touching it (a no-op if it is unknown).
+
+        The last node takes over the freed index so indices stay dense; the edges that named
+        it are re-keyed. O(edges) vectorised: node removal is rare, edge changes are not.
+        """
+        index = self._index.pop(node_id, None)
+        if index is None:
+            return
+        used = slice(0, self._used)
+        live = self._type[used] != _FREE
+        touching = np.flatnonzero(live & ((self._src[used] == index) | (self._dst[used] == index)))
+        for slot in touching.tolist():
+            key = _pack(int(self._src[slot]), int(self._dst[slot]), int(self._type[slot]))
+            del self._slots[key]
+            self._type[slot] = _FREE
+            self._free.append(slot)
+        last = len(self._ids) - 1
+        moved_id = self._ids.pop()
+        if index != last:
+            self._ids[index] = moved_id
+            self._index[moved_id] = index
+            live = self._type[used] != _FREE
+            src, dst = self._src[used], self._dst[used]
+            for slot in np.flatnonzero(live & ((src == last) | (dst == last))).tolist():
+                old = _pack(int(src[slot]), int(dst[slot]), int(self._type[slot]))
+                del self._slots[old]
+                if src[slot] == last:
+                    src[slot] = index
+                if dst[slot] == last:
+                    dst[slot] = index
+                self._slots[_pack(int(src[slot]), int(dst[slot]), int(self._type[slot]))] = slot
+        self._order = None
+
     def _take_slot(self) -> int:
         if self._free:
             return self._free.pop()
@@ -293,10 +327,10 @@ class SparseAdjacency:
     def _id_order(self) -> tuple[list[str], IntArray]:
         """Sorted ids and each node index's rank among them.
 
-        Nodes are only ever added, so the cached order is patched with the few nodes added
-        since it was built (a binary search and a list insert each) instead of re-sorting 100k
-        ids after every write; a large batch is re-sorted from scratch. A list handed out is
-        never mutated afterwards.
+        Nodes are mostly added (a removal drops the cache), so the cached order is patched
+        with the few nodes added since it was built (a binary search and a list insert each)
+        instead of re-sorting 100k ids after every write; a large batch is re-sorted from
+        scratch. A list handed out is never mutated afterwards.
         """
         n = len(self._ids)
         cache = self._order

@@ -61,6 +61,7 @@ class AdjacencyMirror(Protocol):
     def add_node(self, node_id: str) -> None: ...
     def set_edge(self, u: str, v: str, edge_type: str, weight: float) -> None: ...
     def remove_edge(self, u: str, v: str, edge_type: str) -> None: ...
+    def remove_node(self, node_id: str) -> None: ...
 
 
 def model_error(exc: pydantic.ValidationError, prefix: str = "") -> ValidationError:
@@ -88,6 +89,7 @@ class GraphState:
             Operation.LINK: self._plan_link,
             Operation.SUPERSEDE: self._plan_link,
             Operation.UNLINK: self._plan_unlink,
+            Operation.FORGET: self._plan_forget,
         }
 
     # -- applying events -------------------------------------------------------------------
@@ -188,6 +190,23 @@ class GraphState:
                 for u, v, key in drop_edge(self.graph, source, target, edge_type):
                     if self.mirror is not None:
                         self.mirror.remove_edge(u, v, key)
+
+        return mutate
+
+    def _plan_forget(self, event: Event) -> Mutation:
+        node_id = self._existing(event.payload.get("id"))
+        attrs = self.graph.nodes[node_id]
+        current = int(attrs["version"])
+        if event.expected_version is not None and event.expected_version != current:
+            raise VersionConflictError(node_id, event.expected_version, current)
+        external_id = attrs.get("external_id")
+
+        def mutate() -> None:
+            self.graph.remove_node(node_id)  # and every edge touching it, both directions
+            if self.mirror is not None:
+                self.mirror.remove_node(node_id)
+            if external_id is not None:
+                self.external_ids.pop(external_id, None)
 
         return mutate
 

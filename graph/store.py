@@ -260,6 +260,15 @@ class DecisionStore:
     def graph_hash(self) -> str:
         return graph_hash(self.graph)
 
+    def now(self) -> datetime:
+        """A reading of the store's clock (what the next event would be stamped with)."""
+        return self._clock()
+
+    def allocate_id(self) -> str:
+        """A fresh node id; hold :attr:`lock` until the node using it is written."""
+        with self._lock:
+            return self._ids.node_id(self.graph)
+
     def salience(self) -> dict[str, float]:
         """PageRank salience of every node, recomputed only when the graph has changed."""
         with self._lock:
@@ -437,6 +446,25 @@ class DecisionStore:
                 return Edge.from_attrs(new_id, old_id, EdgeType.SUPERSEDES.value, stored)
             self._commit(Operation.SUPERSEDE, {"edges": payload}, actor, now=now)
             return Edge.model_validate(payload[0])
+
+    def forget(
+        self,
+        node_id: str,
+        actor: str,
+        *,
+        reason: str | None = None,
+        expected_version: int | None = None,
+    ) -> None:
+        """Remove a node and every edge touching it; the log keeps its history.
+
+        Derived indexes see the ``forget`` event like any other and drop the node too.
+        """
+        with self._lock:
+            self.get(node_id)
+            payload: dict[str, Any] = {"id": node_id}
+            if reason:
+                payload["reason"] = reason
+            self._commit(Operation.FORGET, payload, actor, expected_version)
 
     # -- internals -------------------------------------------------------------------------
     def _new_id(self, requested: str | None) -> str:

@@ -1,0 +1,302 @@
+"""Edges derived on write: temporal, entity, semantic and causal; contradiction suggestions.
+
+Everything here is deterministic (no model but the embedder, no randomness) and reads only the
+in-memory indexes, so deriving the edges of one new item takes milliseconds. The edges are
+written in the same log event as the item, so replay never re-derives them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graph.drafts import EdgeDraft
+from graph.enums import EdgeType, Lifecycle, NodeKind
+from graph.lifecycle import effective_lifecycle
+from graph.model import MetaValue
+
+from .index import DualIndex
+from .matrix import Vector
+from .structures import TimeKey
+from .text import terms
+
+
+class AutoEdgeConfig(BaseModel):
+    """Caps and thresholds of automatic edge derivation (defaults from the four-graph model)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temporal_window_hours: float = Field(default=24.0, gt=0)
+    temporal_fanout: int = Field(default=10, ge=0, le=100)
+    entity_links_per_entity: int = Field(default=5, ge=0, le=100)
+    entity_links_per_insert: int = Field(default=50, ge=0, le=500)
+    semantic_link_threshold: float = Field(default=0.80, ge=-1, le=1)
+    semantic_links: int = Field(default=3, ge=0, le=50)
+    semantic_candidate_floor: float = Field(default=0.40, ge=-1, le=1)
+    semantic_candidates: int = Field(default=5, ge=0, le=50)
+    causal_recent: int = Field(default=10, ge=0, le=100)
+    causal_min_overlap: float = Field(default=0.15, ge=0, le=1)
+    contradiction_min_similarity: float = Field(default=0.70, ge=-1, le=1)
+    contradiction_auto_apply: float | None = Field(default=None, ge=0, le=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """An edge the caller may confirm (``relates_to`` candidates, suspected contradictions)."""
+
+    target: str
+    type: EdgeType
+    score: float
+    reason: str
+
+
+@dataclass
+class EdgePlan:
+    edges: list[EdgeDraft] = field(default_factory=list)
+    suggestions: list[Suggestion] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """The parts of a not-yet-written node that edge derivation reads."""
+
+    id: str
+    kind: NodeKind
+    text: str
+    when: TimeKey
+    source: str | None
+    entities: tuple[str, ...]
+    category: str | None
+    searchable: str  # keyword text: statement, context, reasons...
+    vector: Vector
+
+
+_CAUSAL_CUE = re.compile(
+    r"\b(because|due to|caused|causes|cause of|led to|leads to|as a result|result(?:ed|s)? in|"
+    r"therefore|so that|thanks to|owing to|triggered|consequently|hence|in response to)\b",
+    re.IGNORECASE,
+)
+_NODE_ID = re.compile(r"\b[0-9a-f]{8}\b")
+_NEGATIVE = re.compile(
+    r"\b(not|no|never|don'?t|do not|avoid|stop|stopped|drop|dropped|remove|removed|reject|rejected|"
+    r"deprecate|deprecated|disable|disabled|against|abandon|abandoned|ban|forbid|without)\b",
+    re.IGNORECASE,
+)
+_CHOICE = re.compile(
+    r"\b(use|using|adopt|choose|chose|pick|picked|select|switch to|migrate to|move to|prefer|"
+    r"standardi[sz]e on|go with|keep)\b",
+    re.IGNORECASE,
+)
+
+Signal = Literal["backbone", "proximity", "entity", "semantic", "causal", "cites"]
+
+
+def _edge(
+    new_id: str, target: str, edge_type: EdgeType, weight: float, signal: Signal, **meta: MetaValue
+) -> EdgeDraft:
+    return EdgeDraft(
+        new_id,
+        target,
+        edge_type,
+        weight=round(max(weight, 1e-6), 6),
+        origin="auto",
+        meta={"signal": signal, **meta},
+    )
+
+
+def plan_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> EdgePlan:
+    """Derive the edges (and suggestions) for ``item`` against what the indexes hold now."""
+    plan = EdgePlan()
+    linked: set[tuple[str, EdgeType]] = set()
+
+    def add(draft: EdgeDraft) -> None:
+        key = (draft.target, EdgeType(draft.type))
+        if draft.target != item.id and key not in linked and draft.target in index.store.graph:
+            linked.add(key)
+            plan.edges.append(draft)
+
+    for draft in temporal_edges(index, item, config):
+        add(draft)
+    for draft in entity_edges(index, item, config):
+        add(draft)
+    neighbours = index.matrix.nearest(
+        item.vector, config.semantic_links + config.semantic_candidates + 8
+    )
+    for maybe_edge, suggestion in semantic_edges(neighbours, item, config):
+        if maybe_edge is not None:
+            add(maybe_edge)
+        if suggestion is not None:
+            plan.suggestions.append(suggestion)
+    for draft in causal_edges(index, item, config):
+        add(draft)
+    if item.kind is NodeKind.DECISION:
+        for suggestion in contradiction_suggestions(index, item, neighbours, config):
+            threshold = config.contradiction_auto_apply
+            if threshold is not None and suggestion.score >= threshold:
+                add(
+                    _edge(
+                        item.id,
+                        suggestion.target,
+                        EdgeType.CONTRADICTS,
+                        suggestion.score,
+                        "semantic",
+                    )
+                )
+            else:
+                plan.suggestions.append(suggestion)
+    return plan
+
+
+def temporal_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> list[EdgeDraft]:
+    """Backbone to the previous item from the same source, and proximity edges in the window.
+
+    Proximity weight is ``1 / (1 + hours)`` divided by the neighbour's rank: items that share
+    a coarse timestamp (a whole session dated by its day) would otherwise form flat cliques.
+    """
+    out: list[EdgeDraft] = []
+    if item.source is not None:
+        previous = index.timeline.previous_from_source(item.source, item.when)
+        if previous is not None:
+            out.append(_edge(item.id, previous, EdgeType.TEMPORAL, 1.0, "backbone"))
+    near = index.timeline.nearest(item.when, config.temporal_window_hours, config.temporal_fanout)
+    for rank, neighbour in enumerate(near, start=1):
+        weight = 1.0 / ((1.0 + neighbour.hours) * rank)
+        out.append(
+            _edge(
+                item.id,
+                neighbour.id,
+                EdgeType.TEMPORAL,
+                weight,
+                "proximity",
+                hours=round(neighbour.hours, 3),
+            )
+        )
+    return out
+
+
+def entity_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> list[EdgeDraft]:
+    """Links to recent items sharing an entity, rarer entities first, weight from summed IDF."""
+    weights: dict[str, float] = {}
+    shared: dict[str, str] = {}
+    ranked = sorted(item.entities, key=lambda key: (-index.entities.idf(key), key))
+    for key in ranked:
+        idf = index.entities.idf(key)
+        if idf <= 0:
+            continue
+        for target in index.entities.latest(key, config.entity_links_per_entity, before=item.when):
+            if target not in weights and len(weights) >= config.entity_links_per_insert:
+                continue
+            weights[target] = weights.get(target, 0.0) + idf
+            shared.setdefault(target, key)
+    return [
+        _edge(
+            item.id, target, EdgeType.ENTITY, total / (1.0 + total), "entity", entity=shared[target]
+        )
+        for target, total in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def semantic_edges(
+    neighbours: list[tuple[str, float]], item: Incoming, config: AutoEdgeConfig
+) -> list[tuple[EdgeDraft | None, Suggestion | None]]:
+    """``semantic`` links at high cosine (top few); mid-band neighbours become suggestions."""
+    out: list[tuple[EdgeDraft | None, Suggestion | None]] = []
+    links = candidates = 0
+    for target, cosine in neighbours:
+        if cosine >= config.semantic_link_threshold and links < config.semantic_links:
+            links += 1
+            out.append(
+                (
+                    _edge(
+                        item.id,
+                        target,
+                        EdgeType.SEMANTIC,
+                        cosine,
+                        "semantic",
+                        cosine=round(cosine, 4),
+                    ),
+                    None,
+                )
+            )
+        elif (
+            config.semantic_candidate_floor <= cosine < config.semantic_link_threshold
+            and candidates < config.semantic_candidates
+        ):
+            candidates += 1
+            reason = f"cosine {cosine:.2f}"
+            out.append((None, Suggestion(target, EdgeType.RELATES_TO, round(cosine, 4), reason)))
+    return out
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def causal_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> list[EdgeDraft]:
+    """``caused_by`` to cited decision ids; ``causal`` to recent items a causal cue overlaps."""
+    out: list[EdgeDraft] = []
+    for cited in sorted(set(_NODE_ID.findall(item.searchable))):
+        if cited != item.id and cited in index.store.graph:
+            out.append(_edge(item.id, cited, EdgeType.CAUSED_BY, 1.0, "cites"))
+    if not _CAUSAL_CUE.search(item.text):
+        return out
+    mine = set(terms(item.text))
+    recent = [i for i in index.timeline.latest(config.causal_recent + 1) if i != item.id]
+    for target in recent[: config.causal_recent]:
+        theirs = set(index.keyword.terms_of(target)) if target in index.keyword else set()
+        overlap = _overlap(mine, theirs)
+        if overlap >= config.causal_min_overlap:
+            out.append(
+                _edge(
+                    item.id, target, EdgeType.CAUSAL, overlap, "causal", overlap=round(overlap, 4)
+                )
+            )
+    return out
+
+
+def contradiction_suggestions(
+    index: DualIndex, item: Incoming, neighbours: list[tuple[str, float]], config: AutoEdgeConfig
+) -> list[Suggestion]:
+    """Active decisions on the same subject whose stance or choice is the opposite of ``item``'s.
+
+    Same subject = a shared entity or the same category, *and* cosine at least
+    ``contradiction_min_similarity``. Opposite = one negates what the other affirms, or both
+    make a choice between different named options. Unrelated decisions are never proposed.
+    """
+    G = index.store.graph
+    mine = set(item.entities)
+    negative = bool(_NEGATIVE.search(item.text))
+    out: list[Suggestion] = []
+    for target, cosine in neighbours:
+        if cosine < config.contradiction_min_similarity:
+            continue
+        attrs = G.nodes[target] if target in G else None
+        if attrs is None or attrs.get("kind", "decision") != NodeKind.DECISION.value:
+            continue
+        if effective_lifecycle(G, target) is not Lifecycle.ACCEPTED:
+            continue
+        theirs = set(index.entities.keys_of(target))
+        same_category = item.category is not None and attrs.get("category") == item.category
+        if not (mine & theirs or same_category):
+            continue
+        text = str(attrs["text"])
+        reason = None
+        if negative != bool(_NEGATIVE.search(text)):
+            reason = "opposite polarity"
+        elif (
+            _CHOICE.search(item.text)
+            and _CHOICE.search(text)
+            and (mine - theirs)
+            and (theirs - mine)
+        ):
+            ours, others = sorted(mine - theirs)[:3], sorted(theirs - mine)[:3]
+            reason = f"different choice: {', '.join(ours)} vs {', '.join(others)}"
+        if reason is not None:
+            subject = ", ".join(sorted(mine & theirs)[:3]) or f"category {item.category}"
+            out.append(
+                Suggestion(target, EdgeType.CONTRADICTS, round(cosine, 4), f"{reason} on {subject}")
+            )
+    return out

@@ -1,0 +1,155 @@
+"""CSTP ``queryDecisions`` filters, applied in every retrieval mode.
+
+Filters are checked against the graph node itself (the source of truth), so they are exact in
+every mode. The stable, selective ones (kind, category, project, stakes, confidence, date) are
+also pushed down to ChromaDB as a ``where`` clause so a restrictive filter does not starve the
+vector top-k; the rest (review status, outcome, tags, lifecycle) change with later events and
+are checked after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from graph.enums import Category, Lifecycle, NodeKind, ReviewStatus, Stakes
+from graph.timeutil import UtcDatetime, format_ts
+
+_STATUS_VALUES = frozenset({s.value for s in ReviewStatus} | {lc.value for lc in Lifecycle})
+
+
+class RecallFilters(BaseModel):
+    """Filters shared by ``queryDecisions`` and ``recall`` (camelCase or snake_case keys)."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    category: list[Category] | None = None
+    min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    max_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    date_after: UtcDatetime | None = None
+    date_before: UtcDatetime | None = None
+    stakes: list[Stakes] | None = None
+    status: list[str] | None = None
+    project: str | None = None
+    tags: list[str] | None = None
+    has_outcome: bool | None = None
+    kind: list[NodeKind] | None = None
+    include_superseded: bool = False
+
+    @field_validator("category", "stakes", "kind", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status(cls, value: Any) -> Any:
+        values = [value] if isinstance(value, str) else value
+        if isinstance(values, list):
+            for item in values:
+                if item not in _STATUS_VALUES:
+                    allowed = ", ".join(sorted(_STATUS_VALUES))
+                    raise ValueError(f"{item!r} is not one of: {allowed}")
+        return values
+
+    @model_validator(mode="after")
+    def _ranges(self) -> RecallFilters:
+        low, high = self.min_confidence, self.max_confidence
+        if low is not None and high is not None and low > high:
+            raise ValueError("minConfidence must not exceed maxConfidence")
+        if self.date_after and self.date_before and self.date_after > self.date_before:
+            raise ValueError("dateAfter must not be later than dateBefore")
+        return self
+
+    def is_empty(self) -> bool:
+        return self == NO_FILTERS
+
+    def matches(self, attrs: Mapping[str, Any], superseded: bool = False) -> bool:
+        """Whether a node (its graph attribute dict) passes every filter."""
+        if superseded and not self.include_superseded:
+            return False
+        if self.kind is not None and attrs.get("kind", "decision") not in self.kind:
+            return False
+        if self.category is not None and attrs.get("category") not in self.category:
+            return False
+        if self.stakes is not None and attrs.get("stakes") not in self.stakes:
+            return False
+        if self.project is not None and attrs.get("project") != self.project:
+            return False
+        if not self._confidence_ok(attrs.get("confidence")):
+            return False
+        if not self._date_ok(node_time(attrs)):
+            return False
+        if self.status is not None:
+            lifecycle = Lifecycle.SUPERSEDED.value if superseded else attrs.get("lifecycle")
+            if attrs.get("status") not in self.status and lifecycle not in self.status:
+                return False
+        if self.has_outcome is not None and ("outcome" in attrs) != self.has_outcome:
+            return False
+        return not (self.tags and not set(self.tags) & set(attrs.get("tags", ())))
+
+    def _confidence_ok(self, confidence: float | None) -> bool:
+        if self.min_confidence is None and self.max_confidence is None:
+            return True
+        if confidence is None:
+            return False
+        if self.min_confidence is not None and confidence < self.min_confidence:
+            return False
+        return self.max_confidence is None or confidence <= self.max_confidence
+
+    def _date_ok(self, when: str) -> bool:
+        if self.date_after is not None and when < format_ts(self.date_after):
+            return False
+        return self.date_before is None or when <= format_ts(self.date_before)
+
+    def chroma_where(self) -> dict[str, Any] | None:
+        """The pushed-down part as a Chroma ``where`` clause (``None`` when there is none)."""
+        clauses: list[dict[str, Any]] = []
+        for key, values in (
+            ("kind", self.kind),
+            ("category", self.category),
+            ("stakes", self.stakes),
+        ):
+            if values is not None:
+                clauses.append({key: {"$in": [str(v) for v in values]}})
+        if self.project is not None:
+            clauses.append({"project": self.project})
+        if self.min_confidence is not None:
+            clauses.append({"confidence": {"$gte": self.min_confidence}})
+        if self.max_confidence is not None:
+            clauses.append({"confidence": {"$lte": self.max_confidence}})
+        if self.date_after is not None:
+            clauses.append({"time": {"$gte": self.date_after.timestamp()}})
+        if self.date_before is not None:
+            clauses.append({"time": {"$lte": self.date_before.timestamp()}})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+NO_FILTERS = RecallFilters()
+
+
+def node_time(attrs: Mapping[str, Any]) -> str:
+    """When a node happened: ``occurred_at`` for memory items, else ``created_at`` (UTC text)."""
+    return str(attrs.get("occurred_at") or attrs["created_at"])
+
+
+def vector_metadata(attrs: Mapping[str, Any], when: datetime) -> dict[str, str | float]:
+    """The metadata stored beside a vector in ChromaDB (the pushed-down filter fields)."""
+    meta: dict[str, str | float] = {
+        "kind": str(attrs.get("kind", "decision")),
+        "time": when.timestamp(),
+    }
+    for key in ("category", "stakes", "project"):
+        if attrs.get(key) is not None:
+            meta[key] = str(attrs[key])
+    if attrs.get("confidence") is not None:
+        meta["confidence"] = float(attrs["confidence"])
+    return meta

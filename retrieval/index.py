@@ -1,0 +1,328 @@
+"""The derived indexes of one store, kept in step with its event log.
+
+:class:`DualIndex` subscribes to the store's commits. Every event names the nodes it touched;
+each touched node is re-read from the graph (the source of truth) and compared with what the
+indexes hold through a *fingerprint* of everything they derive from it. Changed nodes are
+re-indexed, vanished ones dropped everywhere, so no event type can leave an orphan.
+
+ChromaDB writes are queued and flushed in batches (before any vector query, and at
+:meth:`DualIndex.flush`); the flush records the watermark ``(seq, hash)`` of the last event it
+covers. On open, a watermark equal to the store's head means nothing to do; anything else is
+caught up by comparing fingerprints, re-embedding only what changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graph.enums import Lifecycle, NodeKind
+from graph.events import Event
+from graph.lifecycle import effective_lifecycle
+from graph.model import Node
+from graph.store import DecisionStore
+from graph.timeutil import parse_ts
+
+from .embedder import Embedder
+from .entities import entity_keys
+from .filters import node_time, vector_metadata
+from .keyword import KeywordIndex
+from .matrix import EmbeddingMatrix, Vector
+from .structures import EntityIndex, TimeKey, Timeline
+from .text import embedding_text, keyword_text
+from .vector import VectorIndex, Watermark
+
+logger = logging.getLogger(__name__)
+
+_FLUSH_BATCH = 512
+
+
+def fingerprint(node: Node) -> str:
+    """Hash of what the vector index derives from a node (text embedded and filter metadata)."""
+    attrs = node.to_attrs()
+    meta = vector_metadata(attrs, parse_ts(node_time(attrs)))
+    material = repr((embedding_text(node), sorted(meta.items())))
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
+
+
+def content_key(kind: str, text: str, source: str | None, when: str | None) -> str:
+    """Identity of a memory item's content: the same words from the same source at the same time."""
+    material = repr((kind, " ".join(text.split()), source, when))
+    return hashlib.sha256(material.encode()).hexdigest()[:24]
+
+
+def node_content_key(node: Node) -> str:
+    when = node.to_attrs().get("occurred_at")
+    return content_key(str(node.kind), node.text, node.source, when)
+
+
+def node_entities(node: Node) -> list[str]:
+    """Entity keys of a node: explicit entities, its source, and those found in its text."""
+    explicit = [*node.entities, *([node.source] if node.source else [])]
+    return entity_keys(node.text, explicit)
+
+
+def time_key(node: Node) -> TimeKey:
+    attrs = node.to_attrs()
+    return (node_time(attrs), str(attrs["created_at"]), node.id)
+
+
+@dataclass
+class CatchUpReport:
+    """What opening or rebuilding the index had to do."""
+
+    embedded: int = 0
+    removed: int = 0
+    reused: int = 0
+    full_rebuild: bool = False
+
+
+@dataclass
+class _Pending:
+    upserts: dict[str, tuple[Vector, dict[str, Any]]] = field(default_factory=dict)
+    deletes: set[str] = field(default_factory=set)
+    mark: Watermark | None = None
+
+
+class DualIndex:
+    """Vector (ChromaDB + in-memory matrix), keyword, entity and time indexes of one store.
+
+    Parameters
+    ----------
+    store : DecisionStore
+        The store whose log the indexes follow (they subscribe to its commits).
+    embedder : Embedder
+        Turns text into unit vectors; only called when something new must be embedded.
+    vectors : VectorIndex
+        The ChromaDB collection (embedded or over HTTP).
+    """
+
+    def __init__(self, store: DecisionStore, embedder: Embedder, vectors: VectorIndex) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.vectors = vectors
+        self.keyword = KeywordIndex()
+        self.matrix = EmbeddingMatrix(embedder.dimension)
+        self.entities = EntityIndex()
+        self.timeline = Timeline()
+        self._fingerprints: dict[str, str] = {}
+        self.contents: dict[str, str] = {}  # content key -> id, for idempotent remember
+        self._content_of: dict[str, str] = {}
+        self._prepared: dict[str, Vector] = {}  # embedding text -> vector from the write path
+        self._pending = _Pending()
+        self._lock = threading.RLock()
+        self.report = CatchUpReport()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    def open(cls, store: DecisionStore, embedder: Embedder, vectors: VectorIndex) -> DualIndex:
+        """Build the in-memory indexes, catch ChromaDB up with the log, then follow it."""
+        index = cls(store, embedder, vectors)
+        with store.lock:
+            index.report = index._catch_up()
+            store.listeners.append(index.on_event)
+        return index
+
+    def close(self) -> None:
+        with self._lock:
+            if self.on_event in self.store.listeners:
+                self.store.listeners.remove(self.on_event)
+            self.flush()
+            self.vectors.close()
+
+    def rebuild(self) -> CatchUpReport:
+        """Drop every index and rebuild it from the graph, re-embedding everything."""
+        with self.store.lock, self._lock:
+            self.vectors.reset()
+            self._clear_memory()
+            return self._catch_up(force=True)
+
+    def _clear_memory(self) -> None:
+        self.keyword = KeywordIndex()
+        self.matrix = EmbeddingMatrix(self.embedder.dimension)
+        self.entities = EntityIndex()
+        self.timeline = Timeline()
+        self._fingerprints.clear()
+        self.contents.clear()
+        self._content_of.clear()
+        self._pending = _Pending()
+
+    def _head(self) -> Watermark:
+        return Watermark(self.store.seq, self.store.state.last_hash)
+
+    def _catch_up(self, force: bool = False) -> CatchUpReport:
+        report = CatchUpReport(full_rebuild=force)
+        nodes = [self.store.get(node_id) for node_id in sorted(self.store.graph.nodes)]
+        wanted = {node.id: fingerprint(node) for node in nodes}
+        stored = self.vectors.fingerprints()
+        stale = sorted(set(stored) - set(wanted))
+        if stale:
+            self.vectors.delete(stale)
+        report.removed = len(stale)
+        keep = [i for i in sorted(wanted) if stored.get(i) == wanted[i]]
+        vectors = self.vectors.get_vectors(keep) if keep else {}
+        missing = [node for node in nodes if node.id not in vectors]
+        fresh = self._embed([embedding_text(node) for node in missing])
+        report.embedded, report.reused = len(missing), len(vectors)
+        for node, vector in zip(missing, fresh, strict=True):
+            vectors[node.id] = vector
+        upserts = [(node, vectors[node.id]) for node in missing]
+        for start in range(0, len(upserts), _FLUSH_BATCH):
+            chunk = upserts[start : start + _FLUSH_BATCH]
+            self.vectors.upsert(
+                [node.id for node, _ in chunk],
+                np.stack([vector for _, vector in chunk]),
+                [self._metadata(node) for node, _ in chunk],
+            )
+        for node in nodes:
+            self._index_memory(node, vectors[node.id])
+        self.vectors.set_watermark(self._head())
+        return report
+
+    # -- following the log -------------------------------------------------------------------
+    def on_event(self, event: Event) -> None:
+        """Store listener: bring every node the event touched up to date."""
+        with self._lock:
+            for node_id in touched_nodes(event):
+                self.sync_node(node_id)
+            self._pending.mark = Watermark(event.seq, event.hash)
+
+    def sync_node(self, node_id: str) -> None:
+        if node_id not in self.store.graph:
+            self._drop(node_id)
+            return
+        node = self.store.get(node_id)
+        current = fingerprint(node)
+        if self._fingerprints.get(node_id) == current:
+            self._index_text(node)  # keyword text or entities may change without the vector
+            return
+        vector = self._prepared.pop(embedding_text(node), None)
+        if vector is None:
+            vector = self._embed([embedding_text(node)])[0]
+        self._index_memory(node, vector)
+        self._pending.deletes.discard(node_id)
+        self._pending.upserts[node_id] = (vector, self._metadata(node))
+        if len(self._pending.upserts) >= _FLUSH_BATCH:
+            self.flush()
+
+    def prepare(self, text: str, vector: Vector) -> None:
+        """Hand over the vector of an embedding text the write path computed, for reuse."""
+        with self._lock:
+            self._prepared[text] = vector
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return self._embed(texts)
+
+    def _drop(self, node_id: str) -> None:
+        self.keyword.remove(node_id)
+        self.matrix.remove(node_id)
+        self.entities.remove(node_id)
+        self.timeline.remove(node_id)
+        key = self._content_of.pop(node_id, None)
+        if key is not None and self.contents.get(key) == node_id:
+            del self.contents[key]
+        if self._fingerprints.pop(node_id, None) is not None:
+            self._pending.upserts.pop(node_id, None)
+            self._pending.deletes.add(node_id)
+
+    def _index_memory(self, node: Node, vector: Vector) -> None:
+        self.matrix.put(node.id, vector)
+        self._fingerprints[node.id] = fingerprint(node)
+        self._index_text(node)
+
+    def _index_text(self, node: Node) -> None:
+        when = time_key(node)
+        self.keyword.upsert(node.id, keyword_text(node))
+        self.entities.put(node.id, node_entities(node), when)
+        self.timeline.put(node.id, when, node.source)
+        if node.kind is not NodeKind.DECISION:
+            key = node_content_key(node)
+            previous = self._content_of.get(node.id)
+            if previous is not None and previous != key and self.contents.get(previous) == node.id:
+                del self.contents[previous]
+            self._content_of[node.id] = key
+            self.contents.setdefault(key, node.id)
+
+    def _metadata(self, node: Node) -> dict[str, Any]:
+        attrs = node.to_attrs()
+        meta: dict[str, Any] = vector_metadata(attrs, parse_ts(node_time(attrs)))
+        meta["fp"] = fingerprint(node)
+        return meta
+
+    def _embed(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        return list(np.asarray(self.embedder.embed(texts), dtype=np.float32))
+
+    def flush(self) -> None:
+        """Send queued vector writes to ChromaDB and advance its watermark."""
+        with self._lock:
+            pending, self._pending = self._pending, _Pending()
+            if pending.deletes:
+                self.vectors.delete(sorted(pending.deletes))
+            if pending.upserts:
+                ids = sorted(pending.upserts)
+                self.vectors.upsert(
+                    ids,
+                    np.stack([pending.upserts[i][0] for i in ids]),
+                    [pending.upserts[i][1] for i in ids],
+                )
+            if pending.mark is not None:
+                self.vectors.set_watermark(pending.mark)
+
+    # -- reading -----------------------------------------------------------------------------
+    def vector_search(
+        self, vector: Vector, k: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """ChromaDB's top ``k`` (after a flush), re-scored exactly from the matrix."""
+        self.flush()
+        hits = self.vectors.query(vector, k, where)
+        exact = self.matrix.similarities(vector, [hit.id for hit in hits])
+        return sorted(exact.items(), key=lambda hit: (-hit[1], hit[0]))
+
+    def is_superseded(self, node_id: str) -> bool:
+        return effective_lifecycle(self.store.graph, node_id) is Lifecycle.SUPERSEDED
+
+    def check_consistency(self) -> list[str]:
+        """Every disagreement between the graph and any index (empty when all agree)."""
+        with self.store.lock, self._lock:
+            self.flush()
+            graph_ids = set(self.store.graph.nodes)
+            problems: list[str] = []
+            views: dict[str, Iterable[str]] = {
+                "keyword": self.keyword.ids(),
+                "matrix": self.matrix.ids(),
+                "entities": self.entities.ids(),
+                "timeline": self.timeline.ids(),
+                "chroma": self.vectors.all_ids(),
+            }
+            for name, ids in views.items():
+                held = set(ids)
+                for node_id in sorted(held - graph_ids):
+                    problems.append(f"{name} holds {node_id}, which the graph does not")
+                for node_id in sorted(graph_ids - held):
+                    problems.append(f"{name} lacks {node_id}")
+            stored = self.vectors.fingerprints()
+            for node_id in sorted(graph_ids & set(stored)):
+                if stored[node_id] != fingerprint(self.store.get(node_id)):
+                    problems.append(f"chroma holds a stale vector for {node_id}")
+            mark = self.vectors.watermark()
+            if mark != self._head():
+                problems.append(f"chroma watermark {mark} is not the log head {self._head()}")
+            return problems
+
+
+def touched_nodes(event: Event) -> list[str]:
+    """Ids of the nodes whose indexed form an event can change."""
+    payload = event.payload
+    node = payload.get("node")
+    if isinstance(node, dict) and isinstance(node.get("id"), str):
+        return [node["id"]]
+    node_id = payload.get("id")
+    return [node_id] if isinstance(node_id, str) else []

@@ -1,0 +1,209 @@
+"""CSTP ``queryDecisions``: semantic, keyword and hybrid modes, plus F045's graph (dual) mode.
+
+Hybrid scores follow CSTP (``hybridWeight`` x semantic + (1 - hybridWeight) x keyword) but each
+side is divided by its best score instead of min-max normalised, so the weakest hit of a list
+keeps a score proportional to its strength instead of dropping to zero.
+
+Graph mode (``decisionId`` given) merges the decision's neighbours within ``hops`` with the
+hybrid results; a decision found both ways ranks above one found one way only (F045
+``dual_query``), then by score, then by id.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from graph.builders import raw_adjacency
+from graph.enums import NodeKind
+from graph.errors import NodeNotFoundError, ValidationError
+
+from .filters import NO_FILTERS, RecallFilters
+from .index import DualIndex
+from .matrix import Vector
+
+
+class RetrievalMode(StrEnum):
+    SEMANTIC = "semantic"
+    KEYWORD = "keyword"
+    HYBRID = "hybrid"
+    GRAPH = "graph"
+
+
+@dataclass
+class QueryHit:
+    id: str
+    score: float
+    semantic: float | None = None
+    keyword: float | None = None
+    hops: int | None = None
+    found_by: list[str] = field(default_factory=list)
+
+    @property
+    def found_by_both(self) -> bool:
+        """Reached through the graph *and* matched by text (F045 dual retrieval's best tier)."""
+        return "graph" in self.found_by and len(self.found_by) > 1
+
+    @property
+    def distance(self) -> float | None:
+        """CSTP's cosine distance (1 - cosine) when the vector side saw this hit."""
+        return None if self.semantic is None else round(1.0 - self.semantic, 6)
+
+
+@dataclass
+class QueryResult:
+    hits: list[QueryHit]
+    total: int
+    mode: RetrievalMode
+    query_time_ms: float
+
+
+def _decisions_only(filters: RecallFilters) -> RecallFilters:
+    if filters.kind is not None:
+        return filters
+    return filters.model_copy(update={"kind": [NodeKind.DECISION]})
+
+
+def query_decisions(
+    index: DualIndex,
+    query: str,
+    mode: RetrievalMode | str = RetrievalMode.HYBRID,
+    limit: int = 10,
+    *,
+    filters: RecallFilters | None = None,
+    hybrid_weight: float = 0.7,
+    decision_id: str | None = None,
+    hops: int = 2,
+) -> QueryResult:
+    """Rank decisions for ``query``; every filter applies in every mode."""
+    started = time.perf_counter()
+    try:
+        mode = RetrievalMode(mode)
+    except ValueError:
+        allowed = ", ".join(m.value for m in RetrievalMode)
+        raise ValidationError("retrievalMode", f"{mode!r} is not one of: {allowed}") from None
+    if not 0.0 <= hybrid_weight <= 1.0:
+        raise ValidationError("hybridWeight", f"must be between 0 and 1, got {hybrid_weight!r}")
+    if not 1 <= limit <= 500:
+        raise ValidationError("limit", f"must be between 1 and 500, got {limit!r}")
+    if mode is RetrievalMode.GRAPH and decision_id is None:
+        raise ValidationError("decisionId", "is required in graph mode")
+    if not 1 <= hops <= 5:
+        raise ValidationError("hops", f"must be between 1 and 5, got {hops!r}")
+    active = _decisions_only(filters or NO_FILTERS)
+    with index.store.lock:
+        if decision_id is not None and decision_id not in index.store.graph:
+            raise NodeNotFoundError(decision_id, "decisionId")
+        hits = _rank(index, query, mode, limit, active, hybrid_weight, decision_id, hops)
+    return QueryResult(
+        hits=hits[:limit],
+        total=len(hits),
+        mode=mode,
+        query_time_ms=(time.perf_counter() - started) * 1000.0,
+    )
+
+
+def _passes(index: DualIndex, filters: RecallFilters, node_id: str) -> bool:
+    attrs = index.store.graph.nodes.get(node_id)
+    return attrs is not None and filters.matches(attrs, index.is_superseded(node_id))
+
+
+def _rank(
+    index: DualIndex,
+    query: str,
+    mode: RetrievalMode,
+    limit: int,
+    filters: RecallFilters,
+    weight: float,
+    decision_id: str | None,
+    hops: int,
+) -> list[QueryHit]:
+    depth = max(limit * 3, 30)
+    hits: dict[str, QueryHit] = {}
+    vector = None if mode is RetrievalMode.KEYWORD else index.embed([query])[0]
+    if vector is not None:
+        where = filters.chroma_where()
+        fetch = depth
+        while True:
+            found = [
+                h
+                for h in index.vector_search(vector, fetch, where)
+                if _passes(index, filters, h[0])
+            ]
+            if len(found) >= depth or fetch >= len(index.matrix):
+                break
+            fetch = min(len(index.matrix), fetch * 4)
+        for node_id, cosine in found[:depth]:
+            hits[node_id] = QueryHit(node_id, 0.0, semantic=cosine, found_by=["semantic"])
+    if mode is not RetrievalMode.SEMANTIC:
+        scores = index.keyword.query(query)
+        ranked = [(i, s) for i, s in scores.top(depth * 4) if _passes(index, filters, i)][:depth]
+        for node_id, value in ranked:
+            hit = hits.setdefault(node_id, QueryHit(node_id, 0.0))
+            hit.keyword = value
+            hit.found_by.append("keyword")
+    _combine(index, hits, mode, weight, query, vector)
+    if decision_id is not None:
+        for node_id, distance in _within(index, decision_id, hops).items():
+            if not _passes(index, filters, node_id):
+                continue
+            hit = hits.setdefault(node_id, QueryHit(node_id, 0.0))
+            hit.hops = distance
+            hit.found_by.append("graph")
+            hit.score = round(hit.score + 1.0 / distance, 6)
+    if decision_id is not None:
+        return sorted(hits.values(), key=lambda h: (not h.found_by_both, -h.score, h.id))
+    return sorted(hits.values(), key=lambda h: (-h.score, h.id))
+
+
+def _combine(
+    index: DualIndex,
+    hits: dict[str, QueryHit],
+    mode: RetrievalMode,
+    weight: float,
+    query: str,
+    vector: Vector | None,
+) -> None:
+    if not hits:
+        return
+    if mode in (RetrievalMode.HYBRID, RetrievalMode.GRAPH):
+        # Fill in the side a hit was not found by, so both halves are real scores.
+        missing = [h.id for h in hits.values() if h.semantic is None]
+        if missing and vector is not None:
+            for node_id, cosine in index.matrix.similarities(vector, missing).items():
+                hits[node_id].semantic = cosine
+        scores = index.keyword.query(query)
+        for hit in hits.values():
+            if hit.keyword is None:
+                hit.keyword = scores.of(hit.id)
+    best_semantic = max([max(h.semantic or 0.0, 0.0) for h in hits.values()]) or 1.0
+    best_keyword = max([h.keyword or 0.0 for h in hits.values()]) or 1.0
+    for hit in hits.values():
+        semantic = max(hit.semantic or 0.0, 0.0) / best_semantic
+        keyword = (hit.keyword or 0.0) / best_keyword
+        if mode is RetrievalMode.SEMANTIC:
+            score = semantic
+        elif mode is RetrievalMode.KEYWORD:
+            score = keyword
+        else:
+            score = weight * semantic + (1.0 - weight) * keyword
+        hit.score = round(score, 6)
+
+
+def _within(index: DualIndex, start: str, hops: int) -> dict[str, int]:
+    """Nodes within ``hops`` of ``start`` ignoring direction, with their distance."""
+    raw = raw_adjacency(index.store.graph)
+    distance = {start: 0}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        if distance[node] == hops:
+            continue
+        for nxt in sorted({*raw.succ[node], *raw.pred[node]}):
+            if nxt not in distance:
+                distance[nxt] = distance[node] + 1
+                queue.append(nxt)
+    del distance[start]
+    return distance

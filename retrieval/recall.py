@@ -1,0 +1,344 @@
+"""Intent-weighted hybrid recall: anchors by rank fusion, then a bounded beam over the graph.
+
+1. The intent (WHY / WHEN / ENTITY / GENERAL) is detected or given; it picks a
+   :class:`~retrieval.intents.WeightPreset`.
+2. *Relevance* of any node = keyword BM25 (divided by the best score) + vector cosine (divided
+   by the best cosine) + shared query entities (IDF-weighted). Dividing by the maximum never
+   zeroes the weakest hit, unlike min-max normalisation.
+3. *Anchors*: reciprocal-rank fusion (k = 60) of the vector, keyword and recency top lists.
+4. *Traversal*: from the anchors, a beam search; a step from ``u`` to ``v`` offers
+   ``v`` the score ``score(u) * family_weight * edge_weight * propagation``; each node keeps
+   its best offer and the path it came along. Beam width, depth and a node budget bound it.
+5. *Rank*: relevance + best offer, times a time factor when the query names a time; ties by id.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from graph.builders import raw_adjacency
+from graph.enums import EdgeType
+from graph.timeutil import utc_now
+
+from .entities import entity_keys
+from .filters import NO_FILTERS, RecallFilters
+from .index import DualIndex
+from .intents import PRESETS, Intent, WeightPreset, detect_intent
+from .keyword import KeywordScores
+from .matrix import Vector
+from .timeexpr import TimeConstraint, TimeRelation, parse_time_expression, strip_time_expression
+
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class RecallTuning:
+    """Signal weights and list sizes (tuned on the LoCoMo dev split; see bench/)."""
+
+    keyword_weight: float = 1.0
+    vector_weight: float = 0.6
+    entity_weight: float = 0.2
+    candidates: int = 50  # per list: vector and keyword top-k scored for relevance
+    anchors: int = 20
+    recency: int = 20
+    outside_time_factor: float = 0.3
+
+
+DEFAULT_TUNING = RecallTuning()
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One edge of the path a result was reached along."""
+
+    source: str
+    target: str
+    type: str
+    family: str
+    weight: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "from": self.source,
+            "to": self.target,
+            "edgeType": self.type,
+            "family": self.family,
+            "weight": round(self.weight, 4),
+        }
+
+
+@dataclass
+class RecallHit:
+    id: str
+    score: float
+    relevance: float
+    signals: dict[str, float]
+    path: list[Step]
+    anchor: bool
+
+    def via(self) -> dict[str, Any]:
+        """Why this result came back: its anchor signals and the edge path that reached it."""
+        return {
+            "signals": {k: round(v, 4) for k, v in sorted(self.signals.items())},
+            "anchor": self.anchor,
+            "path": [step.as_dict() for step in self.path],
+        }
+
+
+@dataclass
+class RecallResult:
+    query: str
+    intent: Intent
+    intent_source: str  # "detected" or "given"
+    preset: WeightPreset
+    hits: list[RecallHit]
+    time_constraint: TimeConstraint | None
+    query_time_ms: float
+    visited: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Candidate:
+    relevance: float
+    signals: dict[str, float]
+    offer: float = 0.0
+    path: list[Step] = field(default_factory=list)
+    anchor: bool = False
+
+    @property
+    def score(self) -> float:
+        return self.relevance + self.offer
+
+
+def recall(
+    index: DualIndex,
+    query: str,
+    limit: int = 10,
+    *,
+    intent: Intent | str | None = None,
+    filters: RecallFilters | None = None,
+    now: datetime | None = None,
+    presets: Mapping[Intent, WeightPreset] = PRESETS,
+    tuning: RecallTuning = DEFAULT_TUNING,
+) -> RecallResult:
+    """Answer ``query`` from the graph and both indexes; see the module docstring."""
+    started = time.perf_counter()
+    filters = filters or NO_FILTERS
+    chosen = detect_intent(query) if intent is None else Intent(intent)
+    preset = presets[chosen]
+    constraint = parse_time_expression(query, now or utc_now())
+    text = strip_time_expression(query, constraint) if constraint else query
+    text = text or query
+    with index.store.lock:
+        vector = index.embed([text])[0]
+        window = _resolve_window(index, constraint)
+        engine = _Recall(index, text, vector, filters, preset, tuning)
+        engine.collect()
+        engine.traverse()
+        hits = engine.rank(limit, window)
+    return RecallResult(
+        query=query,
+        intent=chosen,
+        intent_source="detected" if intent is None else "given",
+        preset=preset,
+        hits=hits,
+        time_constraint=constraint,
+        query_time_ms=(time.perf_counter() - started) * 1000.0,
+        visited=len(engine.candidates),
+    )
+
+
+def _resolve_window(
+    index: DualIndex, constraint: TimeConstraint | None
+) -> tuple[datetime | None, datetime | None] | None:
+    """The time window a constraint names; "before the migration" looks the event up."""
+    if constraint is None:
+        return None
+    if constraint.event is None:
+        return constraint.start, constraint.end
+    best = index.keyword.query(constraint.event).top(1)
+    if not best:
+        return None
+    when = index.timeline.time_of(best[0][0])
+    if when is None:
+        return None
+    if constraint.relation is TimeRelation.BEFORE:
+        return None, when
+    return when + timedelta(microseconds=1), None
+
+
+class _Recall:
+    def __init__(
+        self,
+        index: DualIndex,
+        text: str,
+        vector: Vector,
+        filters: RecallFilters,
+        preset: WeightPreset,
+        tuning: RecallTuning,
+    ) -> None:
+        self.index = index
+        self.G = index.store.graph
+        self.vector = vector
+        self.filters = filters
+        self.preset = preset
+        self.tuning = tuning
+        self.keyword: KeywordScores = index.keyword.query(text)
+        self.keyword_max = self.keyword.max() or 1.0
+        self.query_entities = [
+            (key, index.entities.idf(key))
+            for key in entity_keys(text)
+            if index.entities.idf(key) > 0
+        ]
+        self.entity_total = sum(idf for _, idf in self.query_entities) or 1.0
+        self.vector_max = 1.0
+        self.candidates: dict[str, _Candidate] = {}
+        self.anchors: list[str] = []
+
+    def _passes(self, node_id: str) -> bool:
+        attrs = self.G.nodes.get(node_id)
+        if attrs is None:
+            return False
+        return self.filters.matches(attrs, self.index.is_superseded(node_id))
+
+    def collect(self) -> None:
+        tuning = self.tuning
+        where = self.filters.chroma_where()
+        vector_hits = self._vector_hits(tuning.candidates, where)
+        keyword_hits = [i for i, _ in self.keyword.top(tuning.candidates * 4) if self._passes(i)]
+        keyword_hits = keyword_hits[: tuning.candidates]
+        recent = self.index.timeline.latest(tuning.recency, self._passes)
+        self.vector_max = max([c for _, c in vector_hits] + [1e-9])
+        cosines = dict(vector_hits)
+        lists = {"vector": [i for i, _ in vector_hits], "keyword": keyword_hits, "recency": recent}
+        fused: dict[str, float] = {}
+        ranks: dict[str, dict[str, int]] = {}
+        for name, ids in lists.items():
+            for rank, node_id in enumerate(ids, start=1):
+                fused[node_id] = fused.get(node_id, 0.0) + 1.0 / (RRF_K + rank)
+                ranks.setdefault(node_id, {})[name] = rank
+        pool = sorted(fused)
+        missing = [i for i in pool if i not in cosines]
+        cosines.update(self.index.matrix.similarities(self.vector, missing))
+        for node_id in pool:
+            candidate = self._score(node_id, cosines.get(node_id, 0.0))
+            for name, rank in ranks[node_id].items():
+                candidate.signals[f"{name}Rank"] = float(rank)
+            candidate.signals["rrf"] = fused[node_id]
+            self.candidates[node_id] = candidate
+        self.anchors = sorted(fused, key=lambda i: (-fused[i], i))[: tuning.anchors]
+        for node_id in self.anchors:
+            self.candidates[node_id].anchor = True
+
+    def _vector_hits(self, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]]:
+        fetch = k
+        total = len(self.index.matrix)
+        while True:
+            hits = [
+                h for h in self.index.vector_search(self.vector, fetch, where) if self._passes(h[0])
+            ]
+            if len(hits) >= k or fetch >= total:
+                return hits[:k]
+            fetch = min(total, fetch * 4)
+
+    def _score(self, node_id: str, cosine: float) -> _Candidate:
+        t = self.tuning
+        keyword = self.keyword.of(node_id) / self.keyword_max
+        vector = max(cosine, 0.0) / self.vector_max
+        signals = {"keyword": keyword, "vector": vector}
+        relevance = t.keyword_weight * keyword + t.vector_weight * vector
+        if self.query_entities:
+            held = set(self.index.entities.keys_of(node_id))
+            share = sum(idf for key, idf in self.query_entities if key in held) / self.entity_total
+            if share:
+                signals["entity"] = share
+                relevance += t.entity_weight * share
+        return _Candidate(relevance, signals)
+
+    def traverse(self) -> None:
+        preset = self.preset
+        trust = preset.families.relative()
+        frontier = list(self.anchors)
+        budget = preset.max_nodes
+        for _depth in range(preset.max_depth):
+            offers: dict[str, tuple[float, Step]] = {}
+            for source in frontier:
+                parent = self.candidates[source]
+                on_path = {source, *(step.source for step in parent.path)}
+                for target, edge_type, weight in self._neighbours(source):
+                    if target in on_path:
+                        continue
+                    family = EdgeType(edge_type).family
+                    gain = trust[family] * min(weight, 1.0) * preset.propagation
+                    offer = parent.score * gain
+                    if offer <= 0:
+                        continue
+                    best = offers.get(target)
+                    if best is None or offer > best[0]:
+                        offers[target] = (
+                            offer,
+                            Step(source, target, edge_type, family.value, weight),
+                        )
+            improved: list[str] = []
+            new = [t for t in offers if t not in self.candidates]
+            cosines = self.index.matrix.similarities(self.vector, new[:budget]) if new else {}
+            for target in sorted(offers):
+                offer, step = offers[target]
+                candidate = self.candidates.get(target)
+                if candidate is None:
+                    if len(self.candidates) >= budget:
+                        continue
+                    candidate = self._score(target, cosines.get(target, 0.0))
+                    self.candidates[target] = candidate
+                if offer > candidate.offer:
+                    origin = self.candidates[step.source]
+                    candidate.offer = offer
+                    candidate.path = [*origin.path, step]
+                    improved.append(target)
+            improved.sort(key=lambda i: (-self.candidates[i].score, i))
+            frontier = improved[: preset.beam_width]
+            if not frontier:
+                break
+
+    def _neighbours(self, node_id: str) -> list[tuple[str, str, float]]:
+        out: list[tuple[str, str, float]] = []
+        raw = raw_adjacency(self.G)
+        for adjacency in (raw.succ, raw.pred):
+            for target, keyed in adjacency.get(node_id, {}).items():
+                for edge_type, attrs in keyed.items():
+                    out.append((target, edge_type, float(attrs.get("weight", 1.0))))
+        return out
+
+    def rank(
+        self, limit: int, window: tuple[datetime | None, datetime | None] | None
+    ) -> list[RecallHit]:
+        scored: list[tuple[float, str]] = []
+        for node_id, candidate in self.candidates.items():
+            if not self._passes(node_id):
+                continue
+            score = candidate.score
+            if window is not None:
+                when = self.index.timeline.time_of(node_id)
+                inside = when is not None and _inside(when, window)
+                candidate.signals["timeMatch"] = 1.0 if inside else 0.0
+                if not inside:
+                    score *= self.tuning.outside_time_factor
+            scored.append((score, node_id))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        out = []
+        for score, node_id in scored[:limit]:
+            c = self.candidates[node_id]
+            out.append(
+                RecallHit(node_id, round(score, 6), c.relevance, c.signals, c.path, c.anchor)
+            )
+        return out
+
+
+def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
+    start, end = window
+    return (start is None or when >= start) and (end is None or when < end)

@@ -1,0 +1,164 @@
+"""In-memory lookups the write path and recall need: who mentions an entity, what happened when.
+
+Both are derived from node attributes only, so rebuilding them from the graph gives exactly the
+state that incremental updates reach, whatever order the events came in.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from graph.timeutil import parse_ts
+
+#: A node's place in time: (when it happened, when it was recorded, id) — unique and total.
+TimeKey = tuple[str, str, str]
+
+
+class EntityIndex:
+    """Entity key -> the nodes that mention it, ordered by :data:`TimeKey`."""
+
+    def __init__(self) -> None:
+        self._members: dict[str, list[TimeKey]] = {}
+        self._keys_of: dict[str, tuple[tuple[str, ...], TimeKey]] = {}
+
+    def __len__(self) -> int:
+        return len(self._keys_of)
+
+    def ids(self) -> set[str]:
+        return set(self._keys_of)
+
+    def keys_of(self, node_id: str) -> tuple[str, ...]:
+        entry = self._keys_of.get(node_id)
+        return () if entry is None else entry[0]
+
+    def put(self, node_id: str, keys: Iterable[str], when: TimeKey) -> None:
+        self.remove(node_id)
+        unique = tuple(dict.fromkeys(keys))
+        self._keys_of[node_id] = (unique, when)
+        for key in unique:
+            bisect.insort(self._members.setdefault(key, []), when)
+
+    def remove(self, node_id: str) -> None:
+        entry = self._keys_of.pop(node_id, None)
+        if entry is None:
+            return
+        keys, when = entry
+        for key in keys:
+            members = self._members[key]
+            del members[bisect.bisect_left(members, when)]
+            if not members:
+                del self._members[key]
+
+    def doc_freq(self, key: str) -> int:
+        return len(self._members.get(key, ()))
+
+    def idf(self, key: str) -> float:
+        """Smoothed inverse document frequency of ``key`` (0 for an unknown key)."""
+        df = self.doc_freq(key)
+        if df == 0:
+            return 0.0
+        total = len(self._keys_of)
+        return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+    def latest(self, key: str, limit: int, before: TimeKey | None = None) -> list[str]:
+        """Up to ``limit`` ids mentioning ``key``, latest first (only those before ``before``)."""
+        members = self._members.get(key, [])
+        end = len(members) if before is None else bisect.bisect_left(members, before)
+        return [members[i][2] for i in range(end - 1, max(-1, end - 1 - limit), -1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    id: str
+    hours: float
+
+
+class Timeline:
+    """Every node by :data:`TimeKey`, globally and per source."""
+
+    def __init__(self) -> None:
+        self._all: list[TimeKey] = []
+        self._by_source: dict[str, list[TimeKey]] = {}
+        self._entry: dict[str, tuple[TimeKey, str | None]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entry)
+
+    def ids(self) -> set[str]:
+        return set(self._entry)
+
+    def key_of(self, node_id: str) -> TimeKey | None:
+        entry = self._entry.get(node_id)
+        return None if entry is None else entry[0]
+
+    def put(self, node_id: str, when: TimeKey, source: str | None) -> None:
+        self.remove(node_id)
+        self._entry[node_id] = (when, source)
+        bisect.insort(self._all, when)
+        if source is not None:
+            bisect.insort(self._by_source.setdefault(source, []), when)
+
+    def remove(self, node_id: str) -> None:
+        entry = self._entry.pop(node_id, None)
+        if entry is None:
+            return
+        when, source = entry
+        del self._all[bisect.bisect_left(self._all, when)]
+        if source is not None:
+            members = self._by_source[source]
+            del members[bisect.bisect_left(members, when)]
+            if not members:
+                del self._by_source[source]
+
+    def previous_from_source(self, source: str, when: TimeKey) -> str | None:
+        """The latest item from ``source`` that comes before ``when``."""
+        members = self._by_source.get(source, [])
+        index = bisect.bisect_left(members, when)
+        return members[index - 1][2] if index else None
+
+    def nearest(
+        self, when: TimeKey, window_hours: float, limit: int, scan_limit: int = 256
+    ) -> list[Neighbour]:
+        """Items within ``window_hours`` of ``when``, nearest in time first.
+
+        Equal times are ordered by closeness in the timeline (so the items recorded just
+        before come first); at most ``scan_limit`` entries are inspected on each side, which
+        bounds the cost when thousands of items share a timestamp.
+        """
+        centre = parse_ts(when[0])
+        index = bisect.bisect_left(self._all, when)
+        found: list[tuple[float, int, str]] = []
+        sides: tuple[Iterator[int], Iterator[int]] = (
+            iter(range(index - 1, max(-1, index - 1 - scan_limit), -1)),
+            iter(range(index, min(len(self._all), index + scan_limit))),
+        )
+        for side in sides:
+            for distance, position in enumerate(side):
+                other = self._all[position]
+                if other[2] == when[2]:
+                    continue
+                hours = abs((parse_ts(other[0]) - centre).total_seconds()) / 3600.0
+                if hours > window_hours:
+                    break
+                found.append((hours, distance, other[2]))
+        found.sort()
+        return [Neighbour(node_id, hours) for hours, _, node_id in found[:limit]]
+
+    def latest(self, limit: int, accept: Callable[[str], bool] | None = None) -> list[str]:
+        """The ``limit`` most recent ids (optionally only those ``accept`` passes)."""
+        out: list[str] = []
+        for position in range(len(self._all) - 1, -1, -1):
+            node_id = self._all[position][2]
+            if accept is None or accept(node_id):
+                out.append(node_id)
+                if len(out) == limit:
+                    break
+        return out
+
+    def time_of(self, node_id: str) -> datetime | None:
+        entry = self._entry.get(node_id)
+        return None if entry is None else parse_ts(entry[0][0])

@@ -147,6 +147,12 @@ def plan_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> Edge
                 )
             else:
                 plan.suggestions.append(suggestion)
+    # A suspected contradiction is the more specific reading of a mid-band similarity.
+    disputed = {s.target for s in plan.suggestions if s.type is EdgeType.CONTRADICTS}
+    disputed |= {e.target for e in plan.edges if EdgeType(e.type) is EdgeType.CONTRADICTS}
+    plan.suggestions = [
+        s for s in plan.suggestions if s.type is not EdgeType.RELATES_TO or s.target not in disputed
+    ]
     return plan
 
 

@@ -43,6 +43,9 @@ class Entity:
 #: Time words are here too: weekdays and months belong to time expressions, not entities.
 COMMON_WORDS = frozenset(
     """
+    avoid stop adopt migrate replace switch prefer drop deprecate enable disable choose pick
+    standardise standardize pilot ban forbid allow require retire revert rollback roll upgrade
+    downgrade introduce consolidate
     i me my mine myself we us our ours you your yours he him his she her hers it its they them
     their theirs this that these those the a an some any all every each both either neither no
     none another other such there here everyone someone something everything nothing anyone

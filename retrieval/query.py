@@ -136,6 +136,8 @@ def _rank(
                 break
             fetch = min(len(index.matrix), fetch * 4)
         for node_id, cosine in found[:depth]:
+            if cosine <= 0:
+                break  # orthogonal or opposite: no semantic evidence at all
             hits[node_id] = QueryHit(node_id, 0.0, semantic=cosine, found_by=["semantic"])
     if mode is not RetrievalMode.SEMANTIC:
         scores = index.keyword.query(query)

@@ -133,7 +133,7 @@ def test_rebuild_is_idempotent(tmp_path: Path) -> None:
 
 def test_consistency_check_reports_orphans_and_stale_vectors(tmp_path: Path) -> None:
     vectors = MemoryVectorIndex()
-    store, index = open_pair(tmp_path / "data", vectors)
+    _, index = open_pair(tmp_path / "data", vectors)
     node = remember(index, MemoryDraft(text="redis cache fact", occurred_at=T0), "t").node
     index.flush()
     vectors.rows["0badc0de"] = vectors.rows[node.id]
@@ -148,7 +148,7 @@ def test_consistency_check_reports_orphans_and_stale_vectors(tmp_path: Path) -> 
 
 def test_the_write_path_embeds_once_and_batches_bulk_writes(tmp_path: Path) -> None:
     embedder = HashEmbedder()
-    store, index = open_pair(tmp_path / "data", MemoryVectorIndex(), embedder)
+    _, index = open_pair(tmp_path / "data", MemoryVectorIndex(), embedder)
     drafts = [MemoryDraft(text=f"item {i} about redis", occurred_at=T0) for i in range(70)]
     remember_many(index, drafts, "t")
     assert embedder.texts == 70

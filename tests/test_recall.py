@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 
 from graph.drafts import DecisionDraft, MemoryDraft
@@ -167,7 +168,8 @@ def test_before_an_event_is_resolved_from_the_graph(
 ) -> None:
     result = recall(index, "what did we decide before the sharding of the ledger", 4, now=NOW)
     constraint = result.time_constraint
-    assert constraint is not None and constraint.event is not None
+    assert constraint is not None
+    assert constraint.event is not None
     matched = {h.id for h in result.hits if h.signals.get("timeMatch") == 1.0}
     assert decisions["shard"] not in matched
     assert decisions["ledger"] in matched
@@ -283,7 +285,7 @@ def test_graph_mode_with_an_unknown_decision(index: DualIndex) -> None:
     ],
 )
 def test_bad_filters_are_refused(raw: dict[str, Any]) -> None:
-    with pytest.raises(ValueError):  # pydantic's ValidationError is a ValueError
+    with pytest.raises(pydantic.ValidationError):
         RecallFilters.model_validate(raw)
 
 

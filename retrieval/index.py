@@ -318,6 +318,30 @@ class DualIndex:
             return problems
 
 
+def audit_vectors(store: DecisionStore, vectors: VectorIndex) -> list[str]:
+    """Read-only check of a vector index against the graph: orphans, gaps, stale vectors.
+
+    Needs no embedding model (it compares fingerprints), so ``decigraph verify`` can run it
+    beside a live writer.
+    """
+    stored = vectors.fingerprints()
+    problems = [
+        f"chroma holds {i}, which the graph does not"
+        for i in sorted(set(stored) - set(store.graph.nodes))
+    ]
+    for node_id in sorted(store.graph.nodes):
+        held = stored.get(node_id)
+        if held is None:
+            problems.append(f"chroma lacks {node_id}")
+        elif held != fingerprint(store.get(node_id)):
+            problems.append(f"chroma holds a stale vector for {node_id}")
+    mark = vectors.watermark()
+    head = Watermark(store.seq, store.state.last_hash)
+    if mark != head:
+        problems.append(f"chroma watermark {mark} is not the log head {head}")
+    return problems
+
+
 def touched_nodes(event: Event) -> list[str]:
     """Ids of the nodes whose indexed form an event can change."""
     payload = event.payload

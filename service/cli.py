@@ -1,5 +1,8 @@
 """``decigraph`` command line: serve, verify, stats, rebuild.
 
+``rebuild`` recreates the snapshot and every index from the log (re-embedding all items);
+``verify --indexes`` also compares the vector index with the log without embedding anything.
+
 Every command that touches a store takes ``--data-dir``; values not given on the command line
 come from :class:`service.settings.Settings` (environment variables ``DECIGRAPH_*``).
 """
@@ -47,18 +50,31 @@ def cmd_verify(args: argparse.Namespace) -> int:
     settings = _settings(args)
     with DecisionStore.open(settings.data_dir, StoreOptions(read_only=True)) as store:
         report = store.verify()
+        problems = list(report.problems)
+        if args.indexes:
+            from retrieval.index import audit_vectors
+
+            from .wiring import open_vectors
+
+            vectors = open_vectors(settings)
+            try:
+                problems += audit_vectors(store, vectors)
+            finally:
+                vectors.close()
+    ok = not problems
     data = {
-        "ok": report.ok,
+        "ok": ok,
         "events": report.events,
         "lastHash": report.last_hash,
         "graphHash": report.graph_hash,
-        "problems": report.problems,
+        "problems": problems,
+        "indexesChecked": bool(args.indexes),
     }
-    verdict = "OK" if report.ok else "FAILED"
+    verdict = "OK" if ok else "FAILED"
     lines = [f"verify {verdict}: {report.events} events, graph {report.graph_hash[:16]}"]
-    lines += [f"  - {p}" for p in report.problems]
+    lines += [f"  - {p}" for p in problems]
     _emit(args, data, "\n".join(lines))
-    return 0 if report.ok else 1
+    return 0 if ok else 1
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -78,8 +94,23 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     options = StoreOptions(snapshot_every=0, use_snapshot=False)
     with DecisionStore.open(settings.data_dir, options) as store:
         store.write_snapshot()
-        data = {"events": store.seq, "graphHash": store.graph_hash()}
-    _emit(args, data, f"rebuilt snapshot from {data['events']} events")
+        data: dict[str, Any] = {"events": store.seq, "graphHash": store.graph_hash()}
+        human = f"rebuilt snapshot from {data['events']} events"
+        if not args.snapshot_only:
+            from .wiring import open_index
+
+            index = open_index(store, settings)
+            try:
+                report = index.rebuild()
+                problems = index.check_consistency()
+            finally:
+                index.close()
+            data.update(embedded=report.embedded, indexProblems=problems)
+            human += f"; re-embedded {report.embedded} items into the vector and keyword indexes"
+            if problems:
+                _emit(args, data, human + "\n" + "\n".join(f"  - {p}" for p in problems))
+                return 1
+    _emit(args, data, human)
     return 0
 
 
@@ -90,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("serve", cmd_serve, "run the HTTP service"),
         ("verify", cmd_verify, "check the hash chain and that the graph equals a replay"),
         ("stats", cmd_stats, "count nodes and edges"),
-        ("rebuild", cmd_rebuild, "rewrite the snapshot from a full replay of the log"),
+        ("rebuild", cmd_rebuild, "rewrite the snapshot and the indexes from the log"),
     ]:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--data-dir", dest="data_dir", default=None)
@@ -98,6 +129,16 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "serve":
             cmd.add_argument("--host", default=None)
             cmd.add_argument("--port", type=int, default=None)
+        if name == "verify":
+            cmd.add_argument(
+                "--indexes", action="store_true", help="also check the vector index against the log"
+            )
+        if name == "rebuild":
+            cmd.add_argument(
+                "--snapshot-only", action="store_true", help="skip rebuilding the indexes"
+            )
+        if name in ("verify", "rebuild"):
+            cmd.add_argument("--chroma-url", dest="chroma_url", default=None)
         cmd.set_defaults(handler=handler)
     return parser
 

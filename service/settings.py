@@ -17,3 +17,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8100, ge=1, le=65535)
     fsync: Literal["always", "never"] = "always"
     snapshot_every: int = Field(default=10_000, ge=0)
+    chroma_url: str | None = None
+    """A ChromaDB server (``http://host:port``); unset: an embedded store in ``data_dir/chroma``."""
+    chroma_collection: str = Field(default="decigraph", min_length=3, max_length=512)
+    chroma_token: str | None = None

@@ -44,7 +44,7 @@ def test_verify_stats_rebuild(open_store: StoreFactory, tmp_path: Path) -> None:
     assert "locked for writing" in locked.stderr
     store.close()
 
-    rebuilt = cli("rebuild", "--data-dir", data, "--json")
+    rebuilt = cli("rebuild", "--data-dir", data, "--json", "--snapshot-only")
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert json.loads(rebuilt.stdout)["graphHash"] == store.graph_hash()
 
@@ -63,3 +63,21 @@ def test_verify_fails_on_tampering(open_store: StoreFactory, tmp_path: Path) -> 
     result = cli("verify", "--data-dir", str(tmp_path / "data"))
     assert result.returncode != 0
     assert "hash" in (result.stdout + result.stderr)
+
+
+def test_rebuild_and_verify_the_indexes(open_store: StoreFactory, tmp_path: Path) -> None:
+    store = open_store()
+    a = store.record(decision("Use PostgreSQL for the ledger"), "x")
+    store.record(decision("Cache sessions in Redis"), "x")
+    store.forget(a.id, "x")
+    store.close()
+    data = str(tmp_path / "data")
+    behind = cli("verify", "--data-dir", data, "--indexes", "--json")
+    assert behind.returncode == 1  # nothing indexed yet: the vector index lacks the decision
+    assert any("lacks" in p for p in json.loads(behind.stdout)["problems"])
+    rebuilt = cli("rebuild", "--data-dir", data, "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout)["embedded"] == 1
+    verified = cli("verify", "--data-dir", data, "--indexes", "--json")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert json.loads(verified.stdout)["indexesChecked"] is True

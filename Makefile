@@ -36,6 +36,9 @@ test: lint typecheck unit
 bench: $(STAMP)
 	$(PY) bench/bench_graph.py
 	$(PY) bench/bench_salience.py
+	$(PY) bench/bench_keyword.py
+	$(PY) bench/bench_locomo.py
+	$(PY) bench/bench_recall.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

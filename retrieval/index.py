@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -211,10 +212,20 @@ class DualIndex:
         if len(self._pending.upserts) >= _FLUSH_BATCH:
             self.flush()
 
-    def prepare(self, text: str, vector: Vector) -> None:
-        """Hand over the vector of an embedding text the write path computed, for reuse."""
+    @contextmanager
+    def prepared(self, text: str, vector: Vector) -> Iterator[None]:
+        """Offer the write path's vector for ``text`` to the listener during one write.
+
+        Whatever the write's outcome, the offer is withdrawn afterwards, so a rejected write
+        leaves nothing behind.
+        """
         with self._lock:
             self._prepared[text] = vector
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._prepared.pop(text, None)
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
         return self._embed(texts)

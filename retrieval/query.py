@@ -93,10 +93,11 @@ def query_decisions(
     if not 1 <= hops <= 5:
         raise ValidationError("hops", f"must be between 1 and 5, got {hops!r}")
     active = _decisions_only(filters or NO_FILTERS)
+    vector = None if mode is RetrievalMode.KEYWORD else index.embed([query])[0]
     with index.store.lock:
         if decision_id is not None and decision_id not in index.store.graph:
             raise NodeNotFoundError(decision_id, "decisionId")
-        hits = _rank(index, query, mode, limit, active, hybrid_weight, decision_id, hops)
+        hits = _rank(index, query, vector, mode, limit, active, hybrid_weight, decision_id, hops)
     return QueryResult(
         hits=hits[:limit],
         total=len(hits),
@@ -113,6 +114,7 @@ def _passes(index: DualIndex, filters: RecallFilters, node_id: str) -> bool:
 def _rank(
     index: DualIndex,
     query: str,
+    vector: Vector | None,
     mode: RetrievalMode,
     limit: int,
     filters: RecallFilters,
@@ -122,7 +124,6 @@ def _rank(
 ) -> list[QueryHit]:
     depth = max(limit * 3, 30)
     hits: dict[str, QueryHit] = {}
-    vector = None if mode is RetrievalMode.KEYWORD else index.embed([query])[0]
     if vector is not None:
         where = filters.chroma_where()
         fetch = depth

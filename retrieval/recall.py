@@ -134,8 +134,8 @@ def recall(
     constraint = parse_time_expression(query, now or utc_now())
     text = strip_time_expression(query, constraint) if constraint else query
     text = text or query
+    vector = index.embed([text])[0]  # the slow part, outside the lock writers need
     with index.store.lock:
-        vector = index.embed([text])[0]
         window = _resolve_window(index, constraint)
         engine = _Recall(index, text, vector, filters, preset, tuning)
         engine.collect()

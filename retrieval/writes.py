@@ -84,8 +84,8 @@ def remember(
             vector=vector,
         )
         plan = plan_edges(index, item, config)
-        index.prepare(draft.text, vector)
-        node = store.remember(draft, actor, plan.edges)
+        with index.prepared(draft.text, vector):
+            node = store.remember(draft, actor, plan.edges)
         return _result(index, node, plan)
 
 
@@ -168,8 +168,8 @@ def record(
                 kept.append(suggestion)
         plan.suggestions = kept
         plan.edges.extend(edges)
-        index.prepare(text, vector)
-        node = store.record(draft, actor, _dedupe(plan.edges))
+        with index.prepared(text, vector):
+            node = store.record(draft, actor, _dedupe(plan.edges))
         return _result(index, node, plan)
 
 

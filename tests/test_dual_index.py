@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.drafts import DecisionDraft, MemoryDraft
+from graph.drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from graph.errors import DecigraphError
 from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
@@ -181,3 +181,17 @@ def test_touched_nodes_of_each_event_kind(tmp_path: Path) -> None:
     store.update(a, {"text": "Use Redis 7"}, "t")
     store.forget(b, "t")
     assert seen == [[a], [b], [], [a], [b]]
+
+
+def test_a_rejected_write_changes_nothing_anywhere(tmp_path: Path) -> None:
+    store, index = open_pair(tmp_path / "data", MemoryVectorIndex())
+    first = record(index, DecisionDraft(text="Use Redis", external_id="ext-1"), "t").node
+    size, graph = store.log_offset, store.graph_hash()
+    with pytest.raises(DecigraphError):
+        record(index, DecisionDraft(text="Use Kafka", external_id="ext-1"), "t")
+    bad = EdgeDraft(first.id, "0000ffff", "depends_on")
+    with pytest.raises(DecigraphError):
+        record(index, DecisionDraft(text="Use Kafka"), "t", edges=[bad])
+    assert (store.log_offset, store.graph_hash()) == (size, graph)
+    assert index.check_consistency() == []
+    assert not index._prepared  # the offered vectors were withdrawn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from .builders import raw_adjacency
 from .enums import EdgeType, Lifecycle, Outcome, ReviewStatus
 
 INACTIVE = frozenset({Lifecycle.SUPERSEDED, Lifecycle.REJECTED})
@@ -17,9 +18,15 @@ def successors_of(G: nx.MultiDiGraph[str], node_id: str) -> list[str]:
     )
 
 
+def is_superseded(G: nx.MultiDiGraph[str], node_id: str) -> bool:
+    """Whether some node supersedes ``node_id`` (checked on the raw dicts: recall asks a lot)."""
+    key = EdgeType.SUPERSEDES.value
+    return any(key in keyed for keyed in raw_adjacency(G).pred[node_id].values())
+
+
 def effective_lifecycle(G: nx.MultiDiGraph[str], node_id: str) -> Lifecycle:
     """The stored lifecycle, or ``superseded`` when some node supersedes this one."""
-    if successors_of(G, node_id):
+    if is_superseded(G, node_id):
         return Lifecycle.SUPERSEDED
     return Lifecycle(G.nodes[node_id].get("lifecycle", Lifecycle.ACCEPTED.value))
 

@@ -108,6 +108,20 @@ class RecallFilters(BaseModel):
             return False
         return self.date_before is None or when <= format_ts(self.date_before)
 
+    def facets(self) -> dict[str, list[str]]:
+        """The exact-match filters, by node attribute (for the facet index)."""
+        out: dict[str, list[str]] = {}
+        for key, values in (
+            ("kind", self.kind),
+            ("category", self.category),
+            ("stakes", self.stakes),
+        ):
+            if values is not None:
+                out[key] = [str(v) for v in values]
+        if self.project is not None:
+            out["project"] = [self.project]
+        return out
+
     def chroma_where(self) -> dict[str, Any] | None:
         """The pushed-down part as a Chroma ``where`` clause (``None`` when there is none)."""
         clauses: list[dict[str, Any]] = []
@@ -139,6 +153,15 @@ NO_FILTERS = RecallFilters()
 def node_time(attrs: Mapping[str, Any]) -> str:
     """When a node happened: ``occurred_at`` for memory items, else ``created_at`` (UTC text)."""
     return str(attrs.get("occurred_at") or attrs["created_at"])
+
+
+def facet_values(attrs: Mapping[str, Any]) -> dict[str, str]:
+    """A node's values of the facet fields (absent fields left out)."""
+    out = {"kind": str(attrs.get("kind", "decision"))}
+    for key in ("category", "stakes", "project"):
+        if attrs.get(key) is not None:
+            out[key] = str(attrs[key])
+    return out
 
 
 def vector_metadata(attrs: Mapping[str, Any], when: datetime) -> dict[str, str | float]:

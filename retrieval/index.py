@@ -16,26 +16,27 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from graph.enums import Lifecycle, NodeKind
+from graph.enums import NodeKind
 from graph.events import Event
-from graph.lifecycle import effective_lifecycle
+from graph.lifecycle import is_superseded
 from graph.model import Node
 from graph.store import DecisionStore
 from graph.timeutil import parse_ts
 
 from .embedder import Embedder
 from .entities import entity_keys
-from .filters import node_time, vector_metadata
+from .filters import NO_FILTERS, RecallFilters, facet_values, node_time, vector_metadata
 from .keyword import KeywordIndex
 from .matrix import EmbeddingMatrix, Vector
-from .structures import EntityIndex, TimeKey, Timeline
+from .planner import search_vectors
+from .structures import EntityIndex, FacetIndex, TimeKey, Timeline
 from .text import embedding_text, keyword_text
 from .vector import VectorIndex, Watermark
 
@@ -112,6 +113,7 @@ class DualIndex:
         self.matrix = EmbeddingMatrix(embedder.dimension)
         self.entities = EntityIndex()
         self.timeline = Timeline()
+        self.facets = FacetIndex()
         self._fingerprints: dict[str, str] = {}
         self.contents: dict[str, str] = {}  # content key -> id, for idempotent remember
         self._content_of: dict[str, str] = {}
@@ -149,6 +151,7 @@ class DualIndex:
         self.matrix = EmbeddingMatrix(self.embedder.dimension)
         self.entities = EntityIndex()
         self.timeline = Timeline()
+        self.facets = FacetIndex()
         self._fingerprints.clear()
         self.contents.clear()
         self._content_of.clear()
@@ -235,6 +238,7 @@ class DualIndex:
         self.matrix.remove(node_id)
         self.entities.remove(node_id)
         self.timeline.remove(node_id)
+        self.facets.remove(node_id)
         key = self._content_of.pop(node_id, None)
         if key is not None and self.contents.get(key) == node_id:
             del self.contents[key]
@@ -244,6 +248,7 @@ class DualIndex:
 
     def _index_memory(self, node: Node, vector: Vector) -> None:
         self.matrix.put(node.id, vector)
+        self.facets.put(node.id, facet_values(node.to_attrs()))
         self._fingerprints[node.id] = fingerprint(node)
         self._index_text(node)
 
@@ -289,16 +294,24 @@ class DualIndex:
 
     # -- reading -----------------------------------------------------------------------------
     def vector_search(
-        self, vector: Vector, k: int, where: dict[str, Any] | None = None
+        self,
+        vector: Vector,
+        k: int,
+        filters: RecallFilters = NO_FILTERS,
+        accept: Callable[[str], bool] | None = None,
     ) -> list[tuple[str, float]]:
-        """ChromaDB's top ``k`` (after a flush), re-scored exactly from the matrix."""
-        self.flush()
-        hits = self.vectors.query(vector, k, where)
-        exact = self.matrix.similarities(vector, [hit.id for hit in hits])
-        return sorted(exact.items(), key=lambda hit: (-hit[1], hit[0]))
+        """The ``k`` nearest nodes passing the filters, with exact cosines (see ``planner``)."""
+        if accept is None:
+            graph = self.store.graph
+
+            def accept(node_id: str) -> bool:
+                attrs = graph.nodes.get(node_id)
+                return attrs is not None and filters.matches(attrs, self.is_superseded(node_id))
+
+        return search_vectors(self, vector, k, filters, accept)
 
     def is_superseded(self, node_id: str) -> bool:
-        return effective_lifecycle(self.store.graph, node_id) is Lifecycle.SUPERSEDED
+        return is_superseded(self.store.graph, node_id)
 
     def check_consistency(self) -> list[str]:
         """Every disagreement between the graph and any index (empty when all agree)."""
@@ -311,6 +324,7 @@ class DualIndex:
                 "matrix": self.matrix.ids(),
                 "entities": self.entities.ids(),
                 "timeline": self.timeline.ids(),
+                "facets": self.facets.ids(),
                 "chroma": self.vectors.all_ids(),
             }
             for name, ids in views.items():

@@ -59,7 +59,8 @@ class WeightPreset(BaseModel):
     ``propagation`` caps what a node passes to a neighbour: score x relative family weight x
     edge weight x propagation (below 1, so a neighbour never outranks its source on borrowed
     evidence alone); ``beam_width`` nodes are expanded per depth, at most ``max_nodes``
-    are scored in all.
+    are scored in all, and nodes with more than ``max_fanout`` neighbours (hubs) are scored but
+    not expanded.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -71,6 +72,7 @@ class WeightPreset(BaseModel):
     max_depth: int = Field(ge=0, le=8)
     max_nodes: int = Field(ge=1, le=5_000)
     propagation: float = Field(default=0.3, ge=0.0, le=1.0)
+    max_fanout: int = Field(default=200, ge=1, le=100_000)
 
 
 def _preset(

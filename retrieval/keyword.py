@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +53,16 @@ class KeywordScores:
             key=lambda hit: (-hit[1], hit[0]),
         )
         return [(str(doc_id), score) for doc_id, score in ranked[:k]]
+
+    def top_accepted(self, k: int, accept: Callable[[str], bool]) -> list[tuple[str, float]]:
+        """:meth:`top` restricted to documents ``accept`` passes (widening when filtered out)."""
+        fetch = k * 4
+        while True:
+            ranked = self.top(fetch)
+            accepted = [hit for hit in ranked if accept(hit[0])]
+            if len(accepted) >= k or len(ranked) < fetch:
+                return accepted[:k]
+            fetch *= 8
 
 
 class KeywordIndex:

@@ -84,6 +84,27 @@ class EmbeddingMatrix:
         values = self._rows[rows] @ query
         return dict(zip(known, values.tolist(), strict=True))
 
+    def nearest_among(
+        self, query: Vector, node_ids: Iterable[str], k: int
+    ) -> list[tuple[str, float]]:
+        """The ``k`` most similar of ``node_ids`` by cosine (ties by id), scanning only them."""
+        known = [node_id for node_id in node_ids if node_id in self._row]
+        if not known or k <= 0:
+            return []
+        rows = np.fromiter((self._row[i] for i in known), dtype=np.int64, count=len(known))
+        scores = self._rows[rows] @ query
+        if k < len(known):
+            # Everything tied with the k-th score stays in, so ids decide ties at the cut.
+            kth = np.partition(scores, len(known) - k)[len(known) - k]
+            picked = np.flatnonzero(scores >= kth)
+        else:
+            picked = np.arange(len(known))
+        ranked = sorted(
+            ((known[i], float(scores[i])) for i in picked.tolist()),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        return ranked[:k]
+
     def nearest(
         self, query: Vector, k: int, exclude: Sequence[str] = ()
     ) -> list[tuple[str, float]]:

@@ -22,6 +22,7 @@ from graph.errors import NodeNotFoundError, ValidationError
 
 from .filters import NO_FILTERS, RecallFilters
 from .index import DualIndex
+from .keyword import KeywordScores
 from .matrix import Vector
 
 
@@ -124,30 +125,20 @@ def _rank(
 ) -> list[QueryHit]:
     depth = max(limit * 3, 30)
     hits: dict[str, QueryHit] = {}
+    accept = lambda node_id: _passes(index, filters, node_id)  # noqa: E731
     if vector is not None:
-        where = filters.chroma_where()
-        fetch = depth
-        while True:
-            found = [
-                h
-                for h in index.vector_search(vector, fetch, where)
-                if _passes(index, filters, h[0])
-            ]
-            if len(found) >= depth or fetch >= len(index.matrix):
-                break
-            fetch = min(len(index.matrix), fetch * 4)
+        found = index.vector_search(vector, depth, filters, accept)
         for node_id, cosine in found[:depth]:
             if cosine <= 0:
                 break  # orthogonal or opposite: no semantic evidence at all
             hits[node_id] = QueryHit(node_id, 0.0, semantic=cosine, found_by=["semantic"])
-    if mode is not RetrievalMode.SEMANTIC:
-        scores = index.keyword.query(query)
-        ranked = [(i, s) for i, s in scores.top(depth * 4) if _passes(index, filters, i)][:depth]
-        for node_id, value in ranked:
+    scores = None if mode is RetrievalMode.SEMANTIC else index.keyword.query(query)
+    if scores is not None:
+        for node_id, value in scores.top_accepted(depth, accept):
             hit = hits.setdefault(node_id, QueryHit(node_id, 0.0))
             hit.keyword = value
             hit.found_by.append("keyword")
-    _combine(index, hits, mode, weight, query, vector)
+    _combine(index, hits, mode, weight, scores, vector)
     if decision_id is not None:
         for node_id, distance in _within(index, decision_id, hops).items():
             if not _passes(index, filters, node_id):
@@ -166,7 +157,7 @@ def _combine(
     hits: dict[str, QueryHit],
     mode: RetrievalMode,
     weight: float,
-    query: str,
+    scores: KeywordScores | None,
     vector: Vector | None,
 ) -> None:
     if not hits:
@@ -177,9 +168,8 @@ def _combine(
         if missing and vector is not None:
             for node_id, cosine in index.matrix.similarities(vector, missing).items():
                 hits[node_id].semantic = cosine
-        scores = index.keyword.query(query)
         for hit in hits.values():
-            if hit.keyword is None:
+            if hit.keyword is None and scores is not None:
                 hit.keyword = scores.of(hit.id)
     best_semantic = max([max(h.semantic or 0.0, 0.0) for h in hits.values()]) or 1.0
     best_keyword = max([h.keyword or 0.0 for h in hits.values()]) or 1.0

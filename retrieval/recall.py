@@ -199,19 +199,28 @@ class _Recall:
         self.vector_max = 1.0
         self.candidates: dict[str, _Candidate] = {}
         self.anchors: list[str] = []
+        self._verdicts: dict[str, bool] = {}
+        self._unfiltered = filters.is_empty()
 
     def _passes(self, node_id: str) -> bool:
-        attrs = self.G.nodes.get(node_id)
-        if attrs is None:
-            return False
-        return self.filters.matches(attrs, self.index.is_superseded(node_id))
+        verdict = self._verdicts.get(node_id)
+        if verdict is None:
+            attrs = self.G.nodes.get(node_id)
+            if attrs is None:
+                verdict = False
+            elif self._unfiltered:
+                verdict = not self.index.is_superseded(node_id)
+            else:
+                verdict = self.filters.matches(attrs, self.index.is_superseded(node_id))
+            self._verdicts[node_id] = verdict
+        return verdict
 
     def collect(self) -> None:
         tuning = self.tuning
-        where = self.filters.chroma_where()
-        vector_hits = self._vector_hits(tuning.candidates, where)
-        keyword_hits = [i for i, _ in self.keyword.top(tuning.candidates * 4) if self._passes(i)]
-        keyword_hits = keyword_hits[: tuning.candidates]
+        vector_hits = self.index.vector_search(
+            self.vector, tuning.candidates, self.filters, self._passes
+        )
+        keyword_hits = [i for i, _ in self.keyword.top_accepted(tuning.candidates, self._passes)]
         recent = self.index.timeline.latest(tuning.recency, self._passes)
         self.vector_max = max([c for _, c in vector_hits] + [1e-9])
         cosines = dict(vector_hits)
@@ -235,17 +244,6 @@ class _Recall:
         for node_id in self.anchors:
             self.candidates[node_id].anchor = True
 
-    def _vector_hits(self, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]]:
-        fetch = k
-        total = len(self.index.matrix)
-        while True:
-            hits = [
-                h for h in self.index.vector_search(self.vector, fetch, where) if self._passes(h[0])
-            ]
-            if len(hits) >= k or fetch >= total:
-                return hits[:k]
-            fetch = min(total, fetch * 4)
-
     def _score(self, node_id: str, cosine: float) -> _Candidate:
         t = self.tuning
         keyword = self.keyword.of(node_id) / self.keyword_max
@@ -263,43 +261,39 @@ class _Recall:
     def traverse(self) -> None:
         preset = self.preset
         trust = preset.families.relative()
+        gains = {t.value: trust[t.family] * preset.propagation for t in EdgeType}
+        raw = raw_adjacency(self.G)
         frontier = list(self.anchors)
-        budget = preset.max_nodes
         for _depth in range(preset.max_depth):
-            offers: dict[str, tuple[float, Step]] = {}
+            offers: dict[str, tuple[float, str, str, float]] = {}
             for source in frontier:
+                if len(raw.succ[source]) + len(raw.pred[source]) > preset.max_fanout:
+                    continue  # a hub's evidence is spread too thin to pass on (and costly)
                 parent = self.candidates[source]
                 on_path = {source, *(step.source for step in parent.path)}
                 for target, edge_type, weight in self._neighbours(source):
                     if target in on_path:
                         continue
-                    family = EdgeType(edge_type).family
-                    gain = trust[family] * min(weight, 1.0) * preset.propagation
-                    offer = parent.score * gain
-                    if offer <= 0:
-                        continue
+                    offer = parent.score * gains[edge_type] * min(weight, 1.0)
                     best = offers.get(target)
-                    if best is None or offer > best[0]:
-                        offers[target] = (
-                            offer,
-                            Step(source, target, edge_type, family.value, weight),
-                        )
+                    if offer > 0 and (best is None or offer > best[0]):
+                        offers[target] = (offer, source, edge_type, weight)
+            room = max(0, preset.max_nodes - len(self.candidates))
+            admitted = sorted(t for t in offers if t not in self.candidates)[:room]
+            cosines = self.index.matrix.similarities(self.vector, admitted)
+            for target in admitted:
+                self.candidates[target] = self._score(target, cosines.get(target, 0.0))
             improved: list[str] = []
-            new = [t for t in offers if t not in self.candidates]
-            cosines = self.index.matrix.similarities(self.vector, new[:budget]) if new else {}
             for target in sorted(offers):
-                offer, step = offers[target]
                 candidate = self.candidates.get(target)
-                if candidate is None:
-                    if len(self.candidates) >= budget:
-                        continue
-                    candidate = self._score(target, cosines.get(target, 0.0))
-                    self.candidates[target] = candidate
-                if offer > candidate.offer:
-                    origin = self.candidates[step.source]
-                    candidate.offer = offer
-                    candidate.path = [*origin.path, step]
-                    improved.append(target)
+                offer, source, edge_type, weight = offers[target]
+                if candidate is None or offer <= candidate.offer:
+                    continue
+                family = EdgeType(edge_type).family.value
+                step = Step(source, target, edge_type, family, weight)
+                candidate.offer = offer
+                candidate.path = [*self.candidates[source].path, step]
+                improved.append(target)
             improved.sort(key=lambda i: (-self.candidates[i].score, i))
             frontier = improved[: preset.beam_width]
             if not frontier:

@@ -162,3 +162,47 @@ class Timeline:
     def time_of(self, node_id: str) -> datetime | None:
         entry = self._entry.get(node_id)
         return None if entry is None else parse_ts(entry[0][0])
+
+
+#: Node attributes the facet index keeps inverted sets for (the selective, exact-match filters).
+FACET_FIELDS = ("kind", "category", "stakes", "project")
+
+
+class FacetIndex:
+    """Field -> value -> ids, so a filter's candidate set is a few set operations."""
+
+    def __init__(self) -> None:
+        self._sets: dict[str, dict[str, set[str]]] = {f: {} for f in FACET_FIELDS}
+        self._values: dict[str, dict[str, str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def ids(self) -> set[str]:
+        return set(self._values)
+
+    def put(self, node_id: str, values: dict[str, str]) -> None:
+        self.remove(node_id)
+        self._values[node_id] = values
+        for field, value in values.items():
+            self._sets[field].setdefault(value, set()).add(node_id)
+
+    def remove(self, node_id: str) -> None:
+        values = self._values.pop(node_id, None)
+        for field, value in (values or {}).items():
+            members = self._sets[field][value]
+            members.discard(node_id)
+            if not members:
+                del self._sets[field][value]
+
+    def candidates(self, wanted: dict[str, list[str]]) -> set[str] | None:
+        """Ids whose every named field holds one of the wanted values; ``None``: no constraint."""
+        result: set[str] | None = None
+        for field, values in sorted(wanted.items(), key=lambda kv: kv[0]):
+            union: set[str] = set()
+            for value in values:
+                union |= self._sets[field].get(value, set())
+            result = union if result is None else result & union
+            if not result:
+                return set()
+        return result

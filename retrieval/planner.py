@@ -1,0 +1,69 @@
+"""Where a filtered vector search runs: ChromaDB, or an exact scan of the candidate rows.
+
+ChromaDB's metadata filter first collects every matching id from its SQLite store, which costs
+~100 ms at 100k records even when the filter matches almost everything. So:
+
+- no filter, or a filter the facet index says matches many nodes: ask ChromaDB for an
+  over-fetched top list with no ``where`` and drop what fails the filter; widen the fetch
+  while it comes back short (stopping when ChromaDB runs out);
+- a selective facet filter (at most ``EXACT_SCAN_LIMIT`` candidates): score exactly those rows
+  of the in-memory matrix, one matrix-vector product;
+- a filter the facets cannot narrow that still leaves the top list short after widening:
+  push it down to ChromaDB as ``where`` (the slow path, rarely taken).
+
+Every path returns exact cosines from the matrix, sorted by (score desc, id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .filters import RecallFilters
+from .matrix import Vector
+
+if TYPE_CHECKING:
+    from .index import DualIndex
+
+EXACT_SCAN_LIMIT = 20_000
+OVERFETCH = 3
+MAX_FETCH = 2_000
+
+Hit = tuple[str, float]
+
+
+def search_vectors(
+    index: DualIndex,
+    vector: Vector,
+    k: int,
+    filters: RecallFilters,
+    accept: Callable[[str], bool],
+) -> list[Hit]:
+    """The ``k`` nodes most similar to ``vector`` that pass ``accept`` (the full filter)."""
+    if k <= 0 or not len(index.matrix):
+        return []
+    allowed = index.facets.candidates(filters.facets())
+    if allowed is not None and len(allowed) <= EXACT_SCAN_LIMIT:
+        ranked = index.matrix.nearest_among(vector, allowed, k * OVERFETCH)
+        accepted = [hit for hit in ranked if accept(hit[0])]
+        if len(accepted) < k and len(ranked) < len(allowed):
+            ranked = index.matrix.nearest_among(vector, allowed, len(allowed))
+            accepted = [hit for hit in ranked if accept(hit[0])]
+        return accepted[:k]
+    index.flush()
+    # Even unfiltered, superseded nodes are dropped: a little slack saves a second round trip.
+    fetch = k * OVERFETCH if not filters.is_empty() else k + k // 2 + 5
+    while True:
+        hits = index.vectors.query(vector, fetch, None)
+        exact = index.matrix.similarities(vector, [hit.id for hit in hits])
+        ranked = sorted(exact.items(), key=lambda hit: (-hit[1], hit[0]))
+        accepted = [hit for hit in ranked if accept(hit[0])]
+        if len(accepted) >= k or len(hits) < fetch:
+            return accepted[:k]
+        if fetch >= MAX_FETCH:
+            break
+        fetch = min(MAX_FETCH, fetch * 4)
+    hits = index.vectors.query(vector, k * OVERFETCH, filters.chroma_where())
+    exact = index.matrix.similarities(vector, [hit.id for hit in hits])
+    ranked = sorted(exact.items(), key=lambda hit: (-hit[1], hit[0]))
+    return [hit for hit in ranked if accept(hit[0])][:k]

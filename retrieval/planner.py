@@ -9,7 +9,8 @@ ChromaDB's metadata filter first collects every matching id from its SQLite stor
 - a selective facet filter (at most ``EXACT_SCAN_LIMIT`` candidates): score exactly those rows
   of the in-memory matrix, one matrix-vector product;
 - a filter the facets cannot narrow that still leaves the top list short after widening:
-  push it down to ChromaDB as ``where`` (the slow path, rarely taken).
+  push it down to ChromaDB as ``where`` (slow, rarely taken), and if even that comes back
+  short (a filter on review status or tags matching few nodes), scan the matrix exactly.
 
 Every path returns exact cosines from the matrix, sorted by (score desc, id).
 """
@@ -63,7 +64,30 @@ def search_vectors(
         if fetch >= MAX_FETCH:
             break
         fetch = min(MAX_FETCH, fetch * 4)
-    hits = index.vectors.query(vector, k * OVERFETCH, filters.chroma_where())
-    exact = index.matrix.similarities(vector, [hit.id for hit in hits])
-    ranked = sorted(exact.items(), key=lambda hit: (-hit[1], hit[0]))
-    return [hit for hit in ranked if accept(hit[0])][:k]
+    where = filters.chroma_where()
+    if where is not None:
+        hits = index.vectors.query(vector, k * OVERFETCH, where)
+        exact = index.matrix.similarities(vector, [hit.id for hit in hits])
+        ranked = sorted(exact.items(), key=lambda hit: (-hit[1], hit[0]))
+        accepted = [hit for hit in ranked if accept(hit[0])]
+        if len(accepted) >= k or len(hits) < k * OVERFETCH:
+            return accepted[:k]
+    return _exhaustive(index, vector, k, allowed, accept)
+
+
+def _exhaustive(
+    index: DualIndex,
+    vector: Vector,
+    k: int,
+    allowed: set[str] | None,
+    accept: Callable[[str], bool],
+) -> list[Hit]:
+    """Exact scan, widening until ``k`` accepted hits or no more nodes (a filter matching few)."""
+    pool = allowed if allowed is not None else index.matrix.ids()
+    fetch = k * OVERFETCH * 8
+    while True:
+        ranked = index.matrix.nearest_among(vector, pool, fetch)
+        accepted = [hit for hit in ranked if accept(hit[0])]
+        if len(accepted) >= k or len(ranked) < fetch:
+            return accepted[:k]
+        fetch *= 8

@@ -125,7 +125,10 @@ def _rank(
 ) -> list[QueryHit]:
     depth = max(limit * 3, 30)
     hits: dict[str, QueryHit] = {}
-    accept = lambda node_id: _passes(index, filters, node_id)  # noqa: E731
+
+    def accept(node_id: str) -> bool:
+        return _passes(index, filters, node_id)
+
     if vector is not None:
         found = index.vector_search(vector, depth, filters, accept)
         for node_id, cosine in found[:depth]:

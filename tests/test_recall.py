@@ -10,12 +10,13 @@ import pydantic
 import pytest
 
 from graph.drafts import DecisionDraft, MemoryDraft
+from graph.enums import RelationFamily
 from graph.errors import NodeNotFoundError, ValidationError
 from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
 from retrieval.filters import RecallFilters
 from retrieval.index import DualIndex
-from retrieval.intents import PRESETS, Intent, detect_intent
+from retrieval.intents import PRESETS, FamilyWeights, Intent, WeightPreset, detect_intent
 from retrieval.query import RetrievalMode, query_decisions
 from retrieval.recall import recall
 from retrieval.writes import record, remember
@@ -298,3 +299,22 @@ def test_answers_are_deterministic(index: DualIndex, decisions: dict[str, str]) 
         for _ in range(3)
     ]
     assert runs[0] == runs[1] == runs[2]
+
+
+def test_presets_are_validated_typed_configuration() -> None:
+    with pytest.raises(pydantic.ValidationError, match="sum to 1"):
+        FamilyWeights(causal=0.5, temporal=0.5, entity=0.5, semantic=0.0)
+    custom = PRESETS[Intent.GENERAL].model_copy(update={"name": "mine", "max_depth": 0})
+    assert custom.name == "mine"
+    with pytest.raises(pydantic.ValidationError):
+        WeightPreset.model_validate({**PRESETS[Intent.WHY].model_dump(), "beam_width": 0})
+    assert {p.intent for p in PRESETS.values()} == set(Intent)
+    assert PRESETS[Intent.WHY].families.relative()[RelationFamily.CAUSAL] == 1.0
+
+
+def test_a_custom_preset_without_depth_returns_only_direct_matches(
+    index: DualIndex, decisions: dict[str, str]
+) -> None:
+    flat = {i: p.model_copy(update={"max_depth": 0}) for i, p in PRESETS.items()}
+    result = recall(index, "billing ledger", 10, presets=flat, now=NOW)
+    assert all(not h.path for h in result.hits)

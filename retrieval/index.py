@@ -172,18 +172,16 @@ class DualIndex:
         keep = [i for i in sorted(wanted) if stored.get(i) == wanted[i]]
         vectors = self.vectors.get_vectors(keep) if keep else {}
         missing = [node for node in nodes if node.id not in vectors]
-        fresh = self._embed([embedding_text(node) for node in missing])
         report.embedded, report.reused = len(missing), len(vectors)
-        for node, vector in zip(missing, fresh, strict=True):
-            vectors[node.id] = vector
-        upserts = [(node, vectors[node.id]) for node in missing]
-        for start in range(0, len(upserts), _FLUSH_BATCH):
-            chunk = upserts[start : start + _FLUSH_BATCH]
+        # Embed and store in chunks: an interrupted catch-up keeps what it finished (the
+        # fingerprints say so next time) and memory stays bounded.
+        for start in range(0, len(missing), _FLUSH_BATCH):
+            chunk = missing[start : start + _FLUSH_BATCH]
+            fresh = self._embed([embedding_text(node) for node in chunk])
             self.vectors.upsert(
-                [node.id for node, _ in chunk],
-                np.stack([vector for _, vector in chunk]),
-                [self._metadata(node) for node, _ in chunk],
+                [node.id for node in chunk], np.stack(fresh), [self._metadata(n) for n in chunk]
             )
+            vectors.update(zip((node.id for node in chunk), fresh, strict=True))
         for node in nodes:
             self._index_memory(node, vectors[node.id])
         self.vectors.set_watermark(self._head())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +53,26 @@ class KeywordScores:
             key=lambda hit: (-hit[1], hit[0]),
         )
         return [(str(doc_id), score) for doc_id, score in ranked[:k]]
+
+    def top_among(self, doc_ids: Iterable[str], k: int) -> list[tuple[str, float]]:
+        """:meth:`top` restricted to ``doc_ids`` (scanning only their scores)."""
+        slots = np.fromiter((self.slots[d] for d in doc_ids if d in self.slots), dtype=np.int64)
+        if not len(slots):
+            return []
+        values = self.scores[slots]
+        keep = values > 0
+        slots, values = slots[keep], values[keep]
+        if len(slots) > k:
+            kth = np.partition(values, len(values) - k)[len(values) - k]
+            slots, values = slots[values >= kth], values[values >= kth]
+        ranked = sorted(
+            (
+                (str(self.slot_ids[s]), float(v))
+                for s, v in zip(slots.tolist(), values.tolist(), strict=True)
+            ),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        return ranked[:k]
 
     def top_accepted(self, k: int, accept: Callable[[str], bool]) -> list[tuple[str, float]]:
         """:meth:`top` restricted to documents ``accept`` passes (widening when filtered out)."""

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .filters import RecallFilters
+from .keyword import KeywordScores
 from .matrix import Vector
 
 if TYPE_CHECKING:
@@ -73,6 +74,24 @@ def search_vectors(
         if len(accepted) >= k or len(hits) < k * OVERFETCH:
             return accepted[:k]
     return _exhaustive(index, vector, k, allowed, accept)
+
+
+def search_keywords(
+    index: DualIndex,
+    scores: KeywordScores,
+    k: int,
+    filters: RecallFilters,
+    accept: Callable[[str], bool],
+) -> list[Hit]:
+    """The ``k`` best keyword hits passing the filters; selective facets scan only their rows."""
+    allowed = index.facets.candidates(filters.facets())
+    if allowed is not None and len(allowed) <= EXACT_SCAN_LIMIT:
+        ranked = scores.top_among(allowed, k * OVERFETCH)
+        accepted = [hit for hit in ranked if accept(hit[0])]
+        if len(accepted) < k and len(ranked) == k * OVERFETCH:
+            accepted = [hit for hit in scores.top_among(allowed, len(allowed)) if accept(hit[0])]
+        return accepted[:k]
+    return scores.top_accepted(k, accept)
 
 
 def _exhaustive(

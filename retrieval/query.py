@@ -24,6 +24,7 @@ from .filters import NO_FILTERS, RecallFilters
 from .index import DualIndex
 from .keyword import KeywordScores
 from .matrix import Vector
+from .planner import search_keywords
 
 
 class RetrievalMode(StrEnum):
@@ -137,7 +138,7 @@ def _rank(
             hits[node_id] = QueryHit(node_id, 0.0, semantic=cosine, found_by=["semantic"])
     scores = None if mode is RetrievalMode.SEMANTIC else index.keyword.query(query)
     if scores is not None:
-        for node_id, value in scores.top_accepted(depth, accept):
+        for node_id, value in search_keywords(index, scores, depth, filters, accept):
             hit = hits.setdefault(node_id, QueryHit(node_id, 0.0))
             hit.keyword = value
             hit.found_by.append("keyword")

@@ -30,6 +30,7 @@ from .index import DualIndex
 from .intents import PRESETS, Intent, WeightPreset, detect_intent
 from .keyword import KeywordScores
 from .matrix import Vector
+from .planner import search_keywords
 from .timeexpr import TimeConstraint, TimeRelation, parse_time_expression, strip_time_expression
 
 RRF_K = 60
@@ -220,7 +221,12 @@ class _Recall:
         vector_hits = self.index.vector_search(
             self.vector, tuning.candidates, self.filters, self._passes
         )
-        keyword_hits = [i for i, _ in self.keyword.top_accepted(tuning.candidates, self._passes)]
+        keyword_hits = [
+            i
+            for i, _ in search_keywords(
+                self.index, self.keyword, tuning.candidates, self.filters, self._passes
+            )
+        ]
         recent = self.index.timeline.latest(tuning.recency, self._passes)
         self.vector_max = max([c for _, c in vector_hits] + [1e-9])
         cosines = dict(vector_hits)

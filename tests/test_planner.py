@@ -83,3 +83,23 @@ def test_scores_are_exact_cosines(index: DualIndex) -> None:
     vector = HashEmbedder().embed(["cache ledger"])[0]
     for node_id, score in index.vector_search(vector, 5):
         assert score == pytest.approx(float(np.dot(index.matrix.get(node_id), vector)))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("raw", FILTERS)
+@pytest.mark.parametrize("exact_limit", [0, 10_000])
+def test_keyword_paths_agree_with_brute_force(
+    index: DualIndex, raw: dict[str, Any], exact_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(planner, "EXACT_SCAN_LIMIT", exact_limit)
+    filters = RecallFilters.model_validate(raw)
+    G = index.store.graph
+
+    def accept(node_id: str) -> bool:
+        return filters.matches(G.nodes[node_id], index.is_superseded(node_id))
+
+    for query in ("cache ledger", "shard replica schema", "billing"):
+        scores = index.keyword.query(query)
+        got = planner.search_keywords(index, scores, 6, filters, accept)
+        passing = [(n, scores.of(n)) for n in G.nodes if accept(n) and scores.of(n) > 0]
+        expected = sorted(passing, key=lambda hit: (-hit[1], hit[0]))[:6]
+        assert got == expected

@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graph.drafts import MemoryDraft
+from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
 from retrieval.embedder import MiniLMEmbedder
 from retrieval.index import DualIndex
@@ -146,7 +147,10 @@ def main() -> None:
         embedder.embed([d.text for d in drafts])  # the physical limit of the write path
         embed_seconds += time.perf_counter() - started
         with tempfile.TemporaryDirectory() as tmp:
-            store = DecisionStore.open(Path(tmp) / "data", StoreOptions(fsync="never"))
+            # Seeded ids: ties are broken by id, so fresh random ids would move tied results.
+            store = DecisionStore.open(
+                Path(tmp) / "data", StoreOptions(fsync="never"), ids=IdSource(1)
+            )
             index = DualIndex.open(
                 store, embedder, ChromaVectorIndex.persistent(Path(tmp) / "chroma")
             )

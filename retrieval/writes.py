@@ -38,9 +38,8 @@ class WriteResult:
 
 def _existing_memory(index: DualIndex, draft: MemoryDraft) -> str | None:
     if draft.external_id is not None:
-        found = index.store.find_external(draft.external_id)
-        if found is not None:
-            return found
+        # The caller names its items: another name is another item, even with the same words.
+        return index.store.find_external(draft.external_id)
     if draft.occurred_at is None:
         return None  # "now" differs on every call, so content alone cannot identify it
     key = content_key(str(draft.kind), draft.text, draft.source, format_ts(draft.occurred_at))
@@ -56,8 +55,8 @@ def remember(
 ) -> WriteResult:
     """Store a memory item with its derived edges; an item already stored is returned as is.
 
-    "Already stored" means the same external id, or the same text from the same source at the
-    same time.
+    "Already stored" means the same external id or, for items without one, the same text from
+    the same source at the same time.
     """
     config = config or AutoEdgeConfig()
     if (found := _existing_memory(index, draft)) is not None:

@@ -195,3 +195,12 @@ def test_a_rejected_write_changes_nothing_anywhere(tmp_path: Path) -> None:
     assert (store.log_offset, store.graph_hash()) == (size, graph)
     assert index.check_consistency() == []
     assert not index._prepared  # the offered vectors were withdrawn
+
+
+def test_distinct_external_ids_are_distinct_items_even_with_the_same_words(tmp_path: Path) -> None:
+    _, index = open_pair(tmp_path / "data", MemoryVectorIndex())
+    first = remember(index, MemoryDraft(text="Thanks!", external_id="D1:4", occurred_at=T0), "t")
+    second = remember(index, MemoryDraft(text="Thanks!", external_id="D1:9", occurred_at=T0), "t")
+    assert second.created
+    assert first.node.id != second.node.id
+    assert index.check_consistency() == []

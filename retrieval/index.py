@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from graph.model import Node
 from graph.store import DecisionStore
 from graph.timeutil import parse_ts
 
+from . import memsnap
 from .embedder import Embedder
 from .entities import entity_keys
 from .filters import NO_FILTERS, RecallFilters, facet_values, node_time, vector_metadata
@@ -83,6 +85,7 @@ class CatchUpReport:
     removed: int = 0
     reused: int = 0
     full_rebuild: bool = False
+    from_snapshot: bool = False
 
 
 @dataclass
@@ -121,23 +124,62 @@ class DualIndex:
         self._pending = _Pending()
         self._lock = threading.RLock()
         self.report = CatchUpReport()
+        self.healthy = True
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
     def open(cls, store: DecisionStore, embedder: Embedder, vectors: VectorIndex) -> DualIndex:
-        """Build the in-memory indexes, catch ChromaDB up with the log, then follow it."""
+        """Build the in-memory indexes, catch ChromaDB up with the log, then follow it.
+
+        After a clean shutdown the in-memory indexes come from their snapshot instead.
+        """
         index = cls(store, embedder, vectors)
         with store.lock:
-            index.report = index._catch_up()
+            head = index._head()
+            state = memsnap.load(index.snapshot_path, head)
+            if state is not None and vectors.watermark() == head:
+                index._restore(state)
+                index.report = CatchUpReport(reused=len(index.matrix), from_snapshot=True)
+            else:
+                index.report = index._catch_up()
             store.listeners.append(index.on_event)
         return index
 
+    @property
+    def snapshot_path(self) -> Path:
+        return self.store.data_dir / "index" / "memory.pickle"
+
     def close(self) -> None:
-        with self._lock:
+        """Stop following the log, flush ChromaDB and snapshot the in-memory indexes."""
+        with self.store.lock, self._lock:
             if self.on_event in self.store.listeners:
                 self.store.listeners.remove(self.on_event)
             self.flush()
+            if self.healthy and not self.store.options.read_only:
+                memsnap.save(self.snapshot_path, self._head(), self._state())
             self.vectors.close()
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "keyword": self.keyword,
+            "matrix": self.matrix,
+            "entities": self.entities,
+            "timeline": self.timeline,
+            "facets": self.facets,
+            "fingerprints": self._fingerprints,
+            "contents": self.contents,
+            "content_of": self._content_of,
+        }
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        self.keyword = state["keyword"]
+        self.matrix = state["matrix"]
+        self.entities = state["entities"]
+        self.timeline = state["timeline"]
+        self.facets = state["facets"]
+        self._fingerprints = state["fingerprints"]
+        self.contents = state["contents"]
+        self._content_of = state["content_of"]
 
     def rebuild(self) -> CatchUpReport:
         """Drop every index and rebuild it from the graph, re-embedding everything."""
@@ -191,8 +233,12 @@ class DualIndex:
     def on_event(self, event: Event) -> None:
         """Store listener: bring every node the event touched up to date."""
         with self._lock:
-            for node_id in touched_nodes(event):
-                self.sync_node(node_id)
+            try:
+                for node_id in touched_nodes(event):
+                    self.sync_node(node_id)
+            except Exception:
+                self.healthy = False  # never snapshot a state that missed an event
+                raise
             self._pending.mark = Watermark(event.seq, event.hash)
 
     def sync_node(self, node_id: str) -> None:

@@ -117,6 +117,11 @@ class KeywordIndex:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._slots
 
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_arrays"] = {}  # a cache: rebuilt on demand
+        return state
+
     def ids(self) -> set[str]:
         return set(self._slots)
 

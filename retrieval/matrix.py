@@ -40,6 +40,11 @@ class EmbeddingMatrix:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_rows"] = self._rows[: max(len(self._ids), 1)].copy()  # not the spare capacity
+        return state
+
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._row
 

@@ -204,3 +204,40 @@ def test_distinct_external_ids_are_distinct_items_even_with_the_same_words(tmp_p
     assert second.created
     assert first.node.id != second.node.id
     assert index.check_consistency() == []
+
+
+def test_a_clean_restart_restores_the_memory_snapshot(tmp_path: Path) -> None:
+    vectors = MemoryVectorIndex()
+    store, index = open_pair(tmp_path / "data", vectors)
+    random_workload(store, index, random.Random(4), 50)
+    before = [(h.id, h.score, h.via()) for h in recall(index, "auth tokens note", 8, now=T0).hits]
+    index.close()
+    store.close()
+    store, index = open_pair(tmp_path / "data", vectors)
+    assert index.report.from_snapshot
+    assert index.check_consistency() == []
+    assert [
+        (h.id, h.score, h.via()) for h in recall(index, "auth tokens note", 8, now=T0).hits
+    ] == before
+    remember(index, MemoryDraft(text="auth tokens rotated", occurred_at=T0), "t")  # still follows
+    assert index.check_consistency() == []
+
+
+@pytest.mark.parametrize("spoil", ["stale", "damaged", "foreign-chroma", "unhealthy"])
+def test_a_snapshot_that_does_not_match_is_ignored(tmp_path: Path, spoil: str) -> None:
+    vectors = MemoryVectorIndex()
+    store, index = open_pair(tmp_path / "data", vectors)
+    remember_many(index, [MemoryDraft(text=f"{t} fact", occurred_at=T0) for t in TOPICS], "t")
+    if spoil == "unhealthy":
+        index.healthy = False
+    index.close()
+    if spoil == "stale":
+        store.record(DecisionDraft(text="written while nobody indexed"), "t")
+    store.close()
+    if spoil == "damaged":
+        index.snapshot_path.write_bytes(index.snapshot_path.read_bytes()[:100])
+    if spoil == "foreign-chroma":
+        vectors = MemoryVectorIndex()
+    store, index = open_pair(tmp_path / "data", vectors)
+    assert not index.report.from_snapshot
+    assert index.check_consistency() == []

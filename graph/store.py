@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -31,7 +31,7 @@ from .errors import (
     ValidationError,
 )
 from .eventlog import FsyncPolicy, LogWriter, TornTail, read_events
-from .events import GENESIS_HASH, Event, Operation
+from .events import Event, Operation
 from .gcpause import gc_paused
 from .ids import IdSource
 from .lockfile import DirectoryLock
@@ -40,6 +40,7 @@ from .salience import SparseAdjacency
 from .snapshot import SnapshotHeader, read_snapshot, write_snapshot
 from .state import UPDATABLE_FIELDS, GraphState, graph_hash, model_error
 from .timeutil import format_ts, utc_now
+from .verification import VerifyReport, verify_log
 
 LOG_NAME = "events.jsonl"
 SNAPSHOT_NAME = "snapshot.json"
@@ -77,18 +78,6 @@ class OpenReport:
 class LinkResult:
     edge: Edge
     created: bool
-
-
-@dataclass
-class VerifyReport:
-    events: int
-    last_hash: str
-    graph_hash: str
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 class DecisionStore:
@@ -550,48 +539,7 @@ class DecisionStore:
     def verify(self) -> VerifyReport:
         """Re-read the whole log, check the hash chain, replay it and compare with this graph."""
         with self._lock:
-            fresh = GraphState()
-            problems: list[str] = []
-            count = 0
-            try:
-                with gc_paused():
-                    # Verify exactly the prefix this store has applied: a writer may be appending
-                    # beyond it right now (verify runs read-only beside a live server).
-                    for item in read_events(self.log_path):
-                        if count == self.state.seq or isinstance(item, TornTail):
-                            break
-                        fresh.apply(item.event)
-                        count += 1
-            except Exception as exc:
-                problems.append(f"log fails verification: {exc}")
-            replayed_hash = graph_hash(fresh.graph)
-            live_hash = self.graph_hash()
-            if count != self.state.seq and not problems:
-                problems.append(
-                    f"log holds {count} events but the store has applied {self.state.seq}"
-                )
-            if replayed_hash != live_hash and not problems:
-                problems.append("graph differs from a full replay of the log")
-            problems.extend(check_invariants(self.graph))
-            return VerifyReport(
-                count, fresh.last_hash if count else GENESIS_HASH, live_hash, problems
-            )
-
-
-def check_invariants(G: nx.MultiDiGraph[str]) -> list[str]:
-    """Structural rules every stored graph obeys; returns what is broken (empty when sound)."""
-    problems: list[str] = []
-    for u, v, key in G.edges(keys=True):
-        edge_type = EdgeType(key)
-        if u == v:
-            problems.append(f"self-loop {key} on {u}")
-        if edge_type.symmetric and not G.has_edge(v, u, key):
-            problems.append(f"symmetric {key} edge {u}->{v} has no mirror")
-    for edge_type in (t for t in EdgeType if t.acyclic):
-        view = nx.DiGraph((u, v) for u, v, k in G.edges(keys=True) if k == edge_type.value)
-        if not nx.is_directed_acyclic_graph(view):
-            problems.append(f"{edge_type.value} edges contain a cycle")
-    return problems
+            return verify_log(self.log_path, self.state.seq, self.graph)
 
 
 def _build_node(fields: dict[str, Any]) -> Node:

@@ -15,7 +15,8 @@ from graph.errors import DecigraphError
 from graph.eventlog import LogEntry, read_events
 from graph.ids import IdSource
 from graph.state import GraphState, graph_hash
-from graph.store import DecisionStore, StoreOptions, check_invariants
+from graph.store import DecisionStore, StoreOptions
+from graph.verification import check_invariants
 
 from .conftest import TickingClock
 

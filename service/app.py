@@ -1,4 +1,8 @@
-"""The HTTP application. For now only ``GET /health``; the JSON-RPC API comes with the service."""
+"""The HTTP application: ``POST /cstp`` (JSON-RPC 2.0), health and the agent card.
+
+Routes are thin: authenticate, read the body within the size limit, hand the decoded document
+to the dispatcher, return what it answers. Errors never leave as a 500 or a traceback.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +11,33 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 
-from fastapi import FastAPI
+import orjson
+from fastapi import FastAPI, Request, Response
+from starlette.concurrency import run_in_threadpool
 
-from graph.store import DecisionStore
+from .application import Decigraph
+from .auth import TokenTable
+from .methods import register
+from .rpc import PARSE_ERROR, CallContext, Dispatcher, Registry, RpcError, parse_body
+
+JSON = "application/json"
 
 
-def create_app(store: DecisionStore) -> FastAPI:
-    app = FastAPI(title="decigraph", version=version("decigraph"))
+def _json(document: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(document), status_code=status, media_type=JSON, headers=headers)
+
+
+def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
+    api = FastAPI(title="decigraph", version=version("decigraph"))
+    registry = Registry()
+    register(registry, app)
+    dispatcher = Dispatcher(registry)
     started = time.monotonic()
+    limit = app.settings.max_body_bytes
 
-    @app.get("/health")
+    @api.get("/health")
     def health() -> dict[str, Any]:
+        store = app.store
         return {
             "status": "ok",
             "version": version("decigraph"),
@@ -28,4 +48,48 @@ def create_app(store: DecisionStore) -> FastAPI:
             "edges": store.graph.number_of_edges(),
         }
 
-    return app
+    @api.get("/.well-known/agent.json")
+    def agent_card(request: Request) -> dict[str, Any]:
+        return {
+            "name": "decigraph",
+            "description": "Decision graph with dual (vector + graph) retrieval for agents",
+            "version": version("decigraph"),
+            "url": str(request.base_url).rstrip("/") + "/cstp",
+            "capabilities": {"cstp": {"version": "1.0", "methods": registry.names()}},
+            "authentication": {"schemes": ["bearer"] if tokens.enabled else []},
+        }
+
+    @api.post("/cstp")
+    async def cstp(request: Request) -> Response:
+        agent = tokens.agent_for(request.headers.get("authorization"))
+        if agent is None:
+            error = {"code": -32001, "message": "authentication required: send a Bearer token"}
+            body = {"jsonrpc": "2.0", "error": error, "id": None}
+            return _json(body, 401, {"WWW-Authenticate": "Bearer"})
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            return _too_large(limit)
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw.extend(chunk)
+            if len(raw) > limit:
+                return _too_large(limit)
+        try:
+            payload = parse_body(bytes(raw))
+        except RpcError as exc:
+            return _json({"jsonrpc": "2.0", "error": exc.to_dict(), "id": None})
+        # Handlers embed text and write to disk: keep them off the event loop.
+        answer = await run_in_threadpool(dispatcher.handle, payload, CallContext(agent))
+        if answer is None:
+            return Response(status_code=204)
+        return _json(answer)
+
+    return api
+
+
+def _too_large(limit: int) -> Response:
+    error = {"code": -32600, "message": f"request body exceeds the limit of {limit} bytes"}
+    return _json({"jsonrpc": "2.0", "error": error, "id": None}, 413)
+
+
+__all__ = ["PARSE_ERROR", "create_app"]

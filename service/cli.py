@@ -37,12 +37,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
+    from .application import Decigraph
+    from .auth import AuthConfigError, load_tokens
 
     settings = _settings(args)
-    options = StoreOptions(fsync=settings.fsync, snapshot_every=settings.snapshot_every)
-    with DecisionStore.open(settings.data_dir, options) as store:
-        print(f"decigraph: {store.seq} events from {settings.data_dir}", file=sys.stderr)
-        uvicorn.run(create_app(store), host=settings.host, port=settings.port, log_level="info")
+    try:
+        tokens = load_tokens(settings)
+    except (AuthConfigError, OSError) as exc:
+        print(f"decigraph: {exc}", file=sys.stderr)
+        return 2
+    app = Decigraph.open(settings)
+    try:
+        print(
+            f"decigraph: {app.store.seq} events from {settings.data_dir}; "
+            f"serving http://{settings.host}:{settings.port}/cstp",
+            file=sys.stderr,
+        )
+        uvicorn.run(create_app(app, tokens), host=settings.host, port=settings.port)
+    finally:
+        app.close()
     return 0
 
 
@@ -129,6 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "serve":
             cmd.add_argument("--host", default=None)
             cmd.add_argument("--port", type=int, default=None)
+            cmd.add_argument("--token-file", dest="token_file", default=None)
+            cmd.add_argument(
+                "--no-auth",
+                dest="no_auth",
+                action="store_const",
+                const=True,
+                default=None,
+                help="accept unauthenticated calls (loopback addresses only)",
+            )
+            cmd.add_argument("--chroma-url", dest="chroma_url", default=None)
         if name == "verify":
             cmd.add_argument(
                 "--indexes", action="store_true", help="also check the vector index against the log"

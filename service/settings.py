@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="DECIGRAPH_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="DECIGRAPH_", extra="ignore", populate_by_name=True
+    )
 
     data_dir: Path = Path("./data")
     host: str = "127.0.0.1"
@@ -21,3 +23,10 @@ class Settings(BaseSettings):
     """A ChromaDB server (``http://host:port``); unset: an embedded store in ``data_dir/chroma``."""
     chroma_collection: str = Field(default="decigraph", min_length=3, max_length=512)
     chroma_token: str | None = None
+    auth_tokens: str | None = Field(
+        default=None, validation_alias=AliasChoices("CSTP_AUTH_TOKENS", "DECIGRAPH_AUTH_TOKENS")
+    )
+    """``agent:token`` pairs, comma-separated (CSTP's variable is accepted too)."""
+    token_file: Path | None = None
+    no_auth: bool = False
+    max_body_bytes: int = Field(default=1_000_000, ge=1_024)

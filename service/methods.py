@@ -1,0 +1,332 @@
+"""CSTP JSON-RPC methods: params models (camelCase, snake_case aliases) and thin handlers.
+
+Each handler validates nothing itself (its params model did), calls one use case and shapes
+the result the way CSTP's clients read it: camelCase, except ``recordDecision`` which CSTP
+answers in snake_case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from graph.drafts import DecisionDraft, MemoryDraft
+from graph.enums import Category, EdgeType, NodeKind, Outcome, Stakes
+from graph.model import Bridge, Node, Reason
+from graph.timeutil import UtcDatetime, format_ts
+from retrieval.filters import RecallFilters
+from retrieval.intents import Intent
+from retrieval.query import RetrievalMode, query_decisions
+from retrieval.recall import recall
+from retrieval.writes import record, remember
+
+from .application import Decigraph
+from .rpc import CallContext, Registry
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        allow_inf_nan=False,
+        str_strip_whitespace=True,
+    )
+
+
+NodeId = Field(pattern=r"^[0-9a-f]{8}$")
+
+
+class RecordParams(Params):
+    decision: str = Field(min_length=1, max_length=10_000)
+    id: str | None = None
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    category: Category | None = None
+    stakes: Stakes | None = None
+    context: str | None = None
+    reasons: list[Reason] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    pattern: str | None = None
+    bridge: Bridge | None = None
+    review_in: str | None = None
+    project: str | None = None
+    feature: str | None = None
+    pr: str | None = None
+    entities: list[str] = Field(default_factory=list)
+    external_id: str | None = None
+    confirm: list[str] = Field(default_factory=list)
+
+
+class IdParams(Params):
+    id: str = Field(validation_alias=AliasChoices("id", "decision_id", "decisionId"))
+
+
+class QueryParams(Params):
+    query: str = Field(min_length=1, max_length=10_000)
+    limit: int = Field(default=10, ge=1, le=50)
+    filters: RecallFilters = Field(default_factory=RecallFilters)
+    retrieval_mode: RetrievalMode = RetrievalMode.HYBRID
+    hybrid_weight: float = Field(default=0.7, ge=0, le=1)
+    decision_id: str | None = None
+    hops: int = Field(default=2, ge=1, le=5)
+    bridge_side: Literal["structure", "function"] | None = None
+    include_reasons: bool = False
+
+
+class UpdateFields(Params):
+    decision: str | None = Field(default=None, min_length=1, max_length=10_000)
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    category: Category | None = None
+    stakes: Stakes | None = None
+    tags: list[str] | None = None
+    pattern: str | None = None
+    context: str | None = None
+    reasons: list[Reason] | None = None
+    bridge: Bridge | None = None
+    project: str | None = None
+
+
+class UpdateParams(IdParams):
+    updates: UpdateFields
+    expected_version: int | None = Field(default=None, ge=1)
+
+
+class ReviewParams(IdParams):
+    outcome: Outcome
+    actual_result: str | None = None
+    lessons: str | None = None
+    notes: str | None = None
+    expected_version: int | None = Field(default=None, ge=1)
+
+
+class LinkParams(Params):
+    source_id: str
+    target_id: str
+    edge_type: EdgeType
+    weight: float = Field(default=1.0, gt=0, le=1000)
+    context: str | None = None
+
+
+class UnlinkParams(Params):
+    source_id: str
+    target_id: str
+    edge_type: EdgeType | None = None
+
+
+class RememberParams(Params):
+    text: str = Field(min_length=1, max_length=10_000)
+    kind: Literal[NodeKind.OBSERVATION, NodeKind.FACT, NodeKind.THOUGHT] = NodeKind.OBSERVATION
+    source: str | None = None
+    occurred_at: UtcDatetime | None = None
+    entities: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    project: str | None = None
+    external_id: str | None = None
+
+
+class RecallParams(Params):
+    query: str = Field(min_length=1, max_length=10_000)
+    limit: int = Field(default=10, ge=1, le=100)
+    intent: Intent | None = None
+    filters: RecallFilters = Field(default_factory=RecallFilters)
+
+
+def decision_view(node: Node) -> dict[str, Any]:
+    """A node as CSTP's clients read a decision (camelCase; ``decision`` is the statement)."""
+    attrs = node.model_dump(mode="json", exclude_none=True, by_alias=False)
+    view = {to_camel(key): value for key, value in attrs.items() if key != "text"}
+    view["decision"] = node.text
+    view["date"] = attrs.get("occurred_at") or attrs["created_at"]
+    return view
+
+
+def quality(node: Node) -> dict[str, Any]:
+    """How complete a record is (what a later reader will miss), as CSTP reports it."""
+    checks = {
+        "add a confidence": node.confidence is not None,
+        "add a category": node.category is not None,
+        "add the context": bool(node.context),
+        "add at least one reason": bool(node.reasons),
+        "add tags": bool(node.tags),
+    }
+    missing = [tip for tip, present in checks.items() if not present]
+    return {"score": round(1 - len(missing) / len(checks), 2), "suggestions": missing}
+
+
+def register(registry: Registry, app: Decigraph) -> None:
+    """Add every method to ``registry``, bound to ``app``."""
+
+    def record_decision(p: RecordParams, ctx: CallContext) -> Mapping[str, Any]:
+        draft = DecisionDraft(
+            text=p.decision,
+            **p.model_dump(exclude={"decision", "confirm"}, exclude_none=True),
+        )
+        result = record(app.index, draft, ctx.agent, app.auto_edges, confirm=p.confirm)
+        node = result.node
+        return {
+            "success": True,
+            "id": node.id,
+            "indexed": True,
+            "timestamp": format_ts(node.created_at),
+            "quality": quality(node),
+            "graph_edges_created": len(result.edges),
+            "related_count": len(result.suggestions),
+            "suggestions": [_suggestion(s) for s in result.suggestions],
+        }
+
+    def get_decision(p: IdParams, ctx: CallContext) -> Mapping[str, Any]:
+        if p.id not in app.store.graph:
+            return {"found": False, "id": p.id}
+        return {"found": True, "decision": decision_view(app.store.get(p.id))}
+
+    def query(p: QueryParams, ctx: CallContext) -> Mapping[str, Any]:
+        result = query_decisions(
+            app.index,
+            p.query,
+            p.retrieval_mode,
+            p.limit,
+            filters=p.filters,
+            hybrid_weight=p.hybrid_weight,
+            decision_id=p.decision_id,
+            hops=p.hops,
+        )
+        rows = []
+        for hit in result.hits:
+            node = app.store.get(hit.id)
+            row: dict[str, Any] = {
+                "id": node.id,
+                "title": node.text,
+                "category": node.category,
+                "confidence": node.confidence,
+                "stakes": node.stakes,
+                "status": node.status,
+                "date": format_ts(node.created_at),
+                "distance": hit.distance,
+                "score": hit.score,
+                "foundBy": hit.found_by,
+                "outcome": node.outcome,
+                "tags": node.tags,
+                "pattern": node.pattern,
+            }
+            if p.include_reasons:
+                row["reasons"] = [r.model_dump(mode="json") for r in node.reasons]
+            rows.append(row)
+        scores = {
+            h.id: {"semantic": h.semantic, "keyword": h.keyword, "combined": h.score}
+            for h in result.hits
+        }
+        return {
+            "decisions": rows,
+            "total": result.total,
+            "query": p.query,
+            "queryTimeMs": round(result.query_time_ms, 2),
+            "agent": ctx.agent,
+            "retrievalMode": result.mode.value,
+            "scores": scores,
+        }
+
+    def update_decision(p: UpdateParams, ctx: CallContext) -> Mapping[str, Any]:
+        changes = p.updates.model_dump(exclude_unset=True, mode="json")
+        if "decision" in changes:
+            changes["text"] = changes.pop("decision")
+        node = app.store.update(p.id, changes, ctx.agent, p.expected_version)
+        fields = sorted(p.updates.model_dump(exclude_unset=True, by_alias=True))
+        return {"success": True, "id": node.id, "updated_fields": fields, "version": node.version}
+
+    def review_decision(p: ReviewParams, ctx: CallContext) -> Mapping[str, Any]:
+        node = app.store.review(
+            p.id,
+            p.outcome,
+            ctx.agent,
+            actual_result=p.actual_result,
+            lessons=p.lessons,
+            notes=p.notes,
+            expected_version=p.expected_version,
+        )
+        reviewed = format_ts(node.reviewed_at) if node.reviewed_at else None
+        return {"success": True, "id": node.id, "status": node.status, "reviewedAt": reviewed}
+
+    def link(p: LinkParams, ctx: CallContext) -> Mapping[str, Any]:
+        made = app.store.link(
+            p.source_id, p.target_id, p.edge_type, ctx.agent, weight=p.weight, context=p.context
+        )
+        edge = made.edge
+        return {
+            "success": True,
+            "created": made.created,
+            "edge": {
+                "sourceId": edge.source,
+                "targetId": edge.target,
+                "edgeType": edge.type,
+                "weight": edge.weight,
+                "createdAt": format_ts(edge.created_at),
+                "createdBy": edge.created_by,
+                "context": edge.context,
+            },
+        }
+
+    def unlink(p: UnlinkParams, ctx: CallContext) -> Mapping[str, Any]:
+        app.store.unlink(p.source_id, p.target_id, ctx.agent, p.edge_type)
+        return {"success": True, "sourceId": p.source_id, "targetId": p.target_id}
+
+    def remember_item(p: RememberParams, ctx: CallContext) -> Mapping[str, Any]:
+        draft = MemoryDraft(**p.model_dump(exclude_none=True))
+        result = remember(app.index, draft, ctx.agent, app.auto_edges)
+        return {
+            "id": result.node.id,
+            "created": result.created,
+            "edgesCreated": len(result.edges),
+            "edges": [
+                {
+                    "targetId": e.target,
+                    "edgeType": e.type,
+                    "weight": e.weight,
+                    "signal": e.meta.get("signal"),
+                }
+                for e in result.edges
+            ],
+            "candidates": [_suggestion(s) for s in result.suggestions],
+        }
+
+    def recall_items(p: RecallParams, ctx: CallContext) -> Mapping[str, Any]:
+        answer = recall(app.index, p.query, p.limit, intent=p.intent, filters=p.filters)
+        results = []
+        for hit in answer.hits:
+            node = app.store.get(hit.id)
+            attrs = node.to_attrs()
+            results.append(
+                {
+                    "id": node.id,
+                    "externalId": node.external_id,
+                    "kind": node.kind,
+                    "text": node.text,
+                    "score": hit.score,
+                    "via": hit.via(),
+                    "occurredAt": attrs.get("occurred_at") or attrs["created_at"],
+                }
+            )
+        return {
+            "intent": answer.intent.value,
+            "intentSource": answer.intent_source,
+            "preset": answer.preset.name,
+            "weights": answer.preset.families.model_dump(),
+            "results": results,
+            "queryTimeMs": round(answer.query_time_ms, 2),
+        }
+
+    registry.add("cstp.recordDecision", RecordParams, record_decision, writes=True)
+    registry.add("cstp.getDecision", IdParams, get_decision)
+    registry.add("cstp.queryDecisions", QueryParams, query)
+    registry.add("cstp.updateDecision", UpdateParams, update_decision, writes=True)
+    registry.add("cstp.reviewDecision", ReviewParams, review_decision, writes=True)
+    registry.add("cstp.linkDecisions", LinkParams, link, writes=True)
+    registry.add("cstp.unlinkDecisions", UnlinkParams, unlink, writes=True)
+    registry.add("cstp.remember", RememberParams, remember_item, writes=True)
+    registry.add("cstp.recall", RecallParams, recall_items)
+
+
+def _suggestion(s: Any) -> dict[str, Any]:
+    return {"targetId": s.target, "edgeType": str(s.type), "score": s.score, "reason": s.reason}

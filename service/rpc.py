@@ -1,0 +1,208 @@
+"""JSON-RPC 2.0 over ``POST /cstp``: envelopes, batches, dispatch and the one error mapping.
+
+Handlers are plain functions ``(params_model, context) -> dict``. Params are validated by a
+pydantic model before a handler runs, so a handler only ever sees well-formed input; every
+domain error is translated here, once, into a JSON-RPC error whose message names the field.
+Nothing a client sends can produce a traceback in the response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import pydantic
+
+from graph.errors import (
+    CycleError,
+    DecigraphError,
+    DuplicateIdError,
+    EdgeNotFoundError,
+    NodeNotFoundError,
+    ReadOnlyStoreError,
+    SelfLoopError,
+    StoreLockedError,
+    ValidationError,
+    VersionConflictError,
+)
+
+logger = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+AUTH_REQUIRED = -32001
+QUERY_FAILED = -32003
+RECORD_FAILED = -32004
+NOT_FOUND = -32005
+CONFLICT = -32009
+
+MAX_BATCH = 100
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling (the agent id the bearer token maps to)."""
+
+    agent: str
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+Handler = Callable[[Any, CallContext], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    params: type[pydantic.BaseModel]
+    handler: Handler
+    writes: bool = False
+
+
+class Registry:
+    """The methods a server answers, by wire name (``cstp.<name>``)."""
+
+    def __init__(self) -> None:
+        self._methods: dict[str, Method] = {}
+
+    def add(
+        self, name: str, params: type[pydantic.BaseModel], handler: Handler, *, writes: bool = False
+    ) -> None:
+        if name in self._methods:
+            raise ValueError(f"method {name} registered twice")
+        self._methods[name] = Method(name, params, handler, writes)
+
+    def names(self) -> list[str]:
+        return sorted(self._methods)
+
+    def get(self, name: str) -> Method | None:
+        return self._methods.get(name)
+
+
+def _field_of(error: Mapping[str, Any]) -> str:
+    return ".".join(str(part) for part in error.get("loc", ())) or "params"
+
+
+def invalid_params(exc: pydantic.ValidationError) -> RpcError:
+    first = exc.errors(include_url=False)[0]
+    field = _field_of(first)
+    message = str(first.get("msg", "is invalid"))
+    if first.get("type") == "missing":
+        message = "is required"
+    elif first.get("type") == "extra_forbidden":
+        message = "is not a known parameter"
+    return RpcError(INVALID_PARAMS, f"{field}: {message}", {"field": field})
+
+
+def domain_error(exc: DecigraphError) -> RpcError:
+    """The JSON-RPC form of a domain error (the single place this mapping lives)."""
+    if isinstance(exc, ValidationError):
+        return RpcError(INVALID_PARAMS, str(exc), {"field": exc.field})
+    if isinstance(exc, NodeNotFoundError):
+        return RpcError(NOT_FOUND, str(exc), {"id": exc.node_id, "field": exc.field})
+    if isinstance(exc, VersionConflictError):
+        return RpcError(CONFLICT, str(exc), {"id": exc.node_id, "currentVersion": exc.current})
+    if isinstance(exc, EdgeNotFoundError):
+        return RpcError(NOT_FOUND, str(exc), {"sourceId": exc.source, "targetId": exc.target})
+    if isinstance(exc, DuplicateIdError):
+        return RpcError(INVALID_PARAMS, str(exc), {"field": "id"})
+    if isinstance(exc, CycleError):
+        return RpcError(INVALID_PARAMS, str(exc), {"field": "edgeType", "cycle": exc.path})
+    if isinstance(exc, SelfLoopError):
+        return RpcError(INVALID_PARAMS, str(exc), {"field": "targetId"})
+    if isinstance(exc, StoreLockedError | ReadOnlyStoreError):
+        return RpcError(RECORD_FAILED, str(exc))
+    return RpcError(INVALID_PARAMS, str(exc))
+
+
+def parse_body(body: bytes) -> Any:
+    """Decode a request body; NaN and Infinity (not JSON) are parse errors."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise RpcError(PARSE_ERROR, f"parse error: {exc}") from None
+
+
+class Dispatcher:
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    def handle(self, payload: Any, context: CallContext) -> Any:
+        """The response document for a decoded request (``None`` when all were notifications)."""
+        if isinstance(payload, list):
+            if not payload:
+                return _error_response(None, RpcError(INVALID_REQUEST, "empty batch"))
+            if len(payload) > MAX_BATCH:
+                message = f"batch of {len(payload)} requests exceeds the limit of {MAX_BATCH}"
+                return _error_response(None, RpcError(INVALID_REQUEST, message))
+            answers = [self._one(item, context) for item in payload]
+            kept = [a for a in answers if a is not None]
+            return kept or None
+        return self._one(payload, context)
+
+    def _one(self, request: Any, context: CallContext) -> dict[str, Any] | None:
+        if not isinstance(request, dict):
+            return _error_response(None, RpcError(INVALID_REQUEST, "request must be an object"))
+        request_id = request.get("id")
+        notification = "id" not in request
+        if not (request_id is None or isinstance(request_id, str | int)) or isinstance(
+            request_id, bool
+        ):
+            return _error_response(None, RpcError(INVALID_REQUEST, "id must be a string or number"))
+        try:
+            result = self._call(request, context)
+        except RpcError as exc:
+            return None if notification else _error_response(request_id, exc)
+        except Exception:  # a bug: log it, never show it
+            logger.exception("method %r failed", request.get("method"))
+            error = RpcError(INTERNAL_ERROR, "internal error (logged on the server)")
+            return None if notification else _error_response(request_id, error)
+        if notification:
+            return None
+        return {"jsonrpc": "2.0", "result": result, "id": request_id}
+
+    def _call(self, request: dict[str, Any], context: CallContext) -> Mapping[str, Any]:
+        if request.get("jsonrpc") != "2.0":
+            raise RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"')
+        name = request.get("method")
+        if not isinstance(name, str):
+            raise RpcError(INVALID_REQUEST, "method must be a string")
+        method = self.registry.get(name)
+        if method is None:
+            data = {"method": name, "available": self.registry.names()}
+            raise RpcError(METHOD_NOT_FOUND, f"unknown method {name!r}", data)
+        raw = request.get("params", {})
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise RpcError(INVALID_PARAMS, "params must be an object")
+        try:
+            params = method.params.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            raise invalid_params(exc) from None
+        try:
+            return method.handler(params, context)
+        except DecigraphError as exc:
+            raise domain_error(exc) from None
+
+
+def _error_response(request_id: Any, error: RpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "error": error.to_dict(), "id": request_id}

@@ -1,0 +1,209 @@
+"""JSON-RPC over a real socket: the real server process, real ChromaDB, real model."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from .test_serve import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = "agent-a-token-0123456789"
+OTHER = "agent-b-token-0123456789"
+
+
+class Server:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.client = httpx.Client(timeout=60)
+
+    def call(self, method: str, params: dict[str, Any] | None = None, token: str = TOKEN) -> Any:
+        body = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": 1}
+        response = self.client.post(
+            f"{self.url}/cstp", json=body, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def ok(self, method: str, params: dict[str, Any] | None = None, token: str = TOKEN) -> Any:
+        answer = self.call(method, params, token)
+        assert "error" not in answer, answer
+        return answer["result"]
+
+    def raw(self, body: bytes, token: str | None = TOKEN) -> httpx.Response:
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return self.client.post(f"{self.url}/cstp", content=body, headers=headers)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    data = tmp_path_factory.mktemp("rpc") / "data"
+    port = free_port()
+    env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN},agent-b:{OTHER}"}
+    env["DECIGRAPH_FSYNC"] = "never"
+    command = [sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data)]
+    proc = subprocess.Popen(
+        [*command, "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("server did not start")
+        yield Server(url)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
+def test_record_get_query_update_review(server: Server) -> None:
+    made = server.ok(
+        "cstp.recordDecision",
+        {
+            "decision": "Use PostgreSQL for the billing ledger",
+            "confidence": 0.85,
+            "category": "architecture",
+            "stakes": "high",
+            "reasons": [{"type": "analysis", "text": "ACID and mature tooling"}],
+            "tags": ["db"],
+            "reviewIn": "2w",
+        },
+    )
+    assert made["success"] is True
+    assert len(made["id"]) == 8
+    assert made["quality"]["score"] < 1
+    found = server.ok("cstp.getDecision", {"id": made["id"]})
+    assert found["found"] is True
+    assert found["decision"]["decision"] == "Use PostgreSQL for the billing ledger"
+    assert found["decision"]["recordedBy"] == "agent-a"
+    hits = server.ok(
+        "cstp.queryDecisions", {"query": "which database for the ledger", "retrievalMode": "hybrid"}
+    )
+    assert hits["decisions"][0]["id"] == made["id"]
+    assert hits["agent"] == "agent-a"
+    assert set(hits["scores"][made["id"]]) == {"semantic", "keyword", "combined"}
+    updated = server.ok("cstp.updateDecision", {"id": made["id"], "updates": {"confidence": 0.9}})
+    assert updated["updated_fields"] == ["confidence"]
+    reviewed = server.ok(
+        "cstp.reviewDecision", {"decision_id": made["id"], "outcome": "success"}, token=OTHER
+    )
+    assert reviewed["status"] == "reviewed"
+    assert server.ok("cstp.getDecision", {"id": made["id"]})["decision"]["reviewedBy"] == "agent-b"
+    assert server.ok("cstp.getDecision", {"id": "0000beef"}) == {"found": False, "id": "0000beef"}
+
+
+def test_link_unlink_remember_recall(server: Server) -> None:
+    a = server.ok("cstp.recordDecision", {"decision": "Adopt Kafka for the event pipeline"})["id"]
+    b = server.ok("cstp.recordDecision", {"decision": "Run Kafka on Kubernetes"})["id"]
+    linked = server.ok(
+        "cstp.linkDecisions", {"sourceId": b, "targetId": a, "edgeType": "depends_on"}
+    )
+    assert linked["edge"]["createdBy"] == "agent-a"
+    assert server.ok("cstp.unlinkDecisions", {"sourceId": b, "targetId": a})["success"] is True
+    first = server.ok(
+        "cstp.remember", {"text": "The nightly export failed", "source": "ops", "externalId": "m1"}
+    )
+    second = server.ok(
+        "cstp.remember",
+        {"text": "We moved the export to 2am because the nightly export failed", "source": "ops"},
+    )
+    assert second["edgesCreated"] >= 1
+    again = server.ok("cstp.remember", {"text": "different", "externalId": "m1"})
+    assert again["id"] == first["id"]
+    assert again["created"] is False
+    answer = server.ok("cstp.recall", {"query": "why did we move the export?", "limit": 5})
+    assert answer["intent"] == "why"
+    assert answer["preset"] == "why-causal"
+    ids = [r["id"] for r in answer["results"]]
+    assert second["id"] in ids
+    assert "signals" in answer["results"][0]["via"]
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({}, "decision"),
+        ({"decision": "x", "confidence": 2}, "confidence"),
+        ({"decision": "x", "category": "vibes"}, "category"),
+        ({"decision": "x", "colour": "red"}, "colour"),
+        ({"decision": "x", "reasons": [{"type": "hunch", "text": "t"}]}, "reasons.0.type"),
+    ],
+)
+def test_invalid_params_name_the_field(server: Server, params: dict[str, Any], field: str) -> None:
+    answer = server.call("cstp.recordDecision", params)
+    assert answer["error"]["code"] == -32602
+    assert answer["error"]["data"]["field"] == field
+
+
+def test_protocol_errors(server: Server) -> None:
+    unknown = server.call("cstp.noSuchThing")
+    assert unknown["error"]["code"] == -32601
+    assert "cstp.recall" in unknown["error"]["data"]["available"]
+    assert server.raw(b"{not json").json()["error"]["code"] == -32700
+    assert server.raw(b'{"jsonrpc": "2.0", "method": 1, "id": 1}').json()["error"]["code"] == -32600
+    assert (
+        server.raw(
+            b'{"jsonrpc":"2.0","method":"cstp.recall","params":{"query":"x","limit":NaN},"id":1}'
+        ).json()["error"]["code"]
+        == -32700
+    )
+    missing = server.call(
+        "cstp.linkDecisions", {"sourceId": "0000aaaa", "targetId": "0000bbbb", "edgeType": "blocks"}
+    )
+    assert missing["error"]["code"] == -32005
+    notification = server.raw(
+        b'{"jsonrpc":"2.0","method":"cstp.getDecision","params":{"id":"0000aaaa"}}'
+    )
+    assert notification.status_code == 204
+    big = server.raw(
+        b'{"jsonrpc":"2.0","method":"cstp.recall","params":{"query":"'
+        + b"x" * 1_100_000
+        + b'"},"id":1}'
+    )
+    assert big.status_code == 413
+
+
+def test_batches(server: Server) -> None:
+    body = (
+        b'[{"jsonrpc":"2.0","method":"cstp.getDecision","params":{"id":"0000aaaa"},"id":1},'
+        b'{"jsonrpc":"2.0","method":"cstp.nope","id":2},'
+        b'{"jsonrpc":"2.0","method":"cstp.recall","params":{"query":"kafka"},"id":3}]'
+    )
+    answers = server.raw(body).json()
+    assert [a["id"] for a in answers] == [1, 2, 3]
+    assert answers[1]["error"]["code"] == -32601
+    assert "results" in answers[2]["result"]
+    assert server.raw(b"[]").json()["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("token", [None, "wrong-token-0123456789"])
+def test_auth_is_required_except_for_health_and_the_card(server: Server, token: str | None) -> None:
+    refused = server.raw(
+        b'{"jsonrpc":"2.0","method":"cstp.recall","params":{"query":"x"},"id":1}', token
+    )
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == "Bearer"
+    assert httpx.get(f"{server.url}/health").status_code == 200
+    card = httpx.get(f"{server.url}/.well-known/agent.json").json()
+    assert "cstp.recordDecision" in card["capabilities"]["cstp"]["methods"]

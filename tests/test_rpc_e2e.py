@@ -207,3 +207,45 @@ def test_auth_is_required_except_for_health_and_the_card(server: Server, token: 
     assert httpx.get(f"{server.url}/health").status_code == 200
     card = httpx.get(f"{server.url}/.well-known/agent.json").json()
     assert "cstp.recordDecision" in card["capabilities"]["cstp"]["methods"]
+
+
+def test_graph_methods(server: Server) -> None:
+    def record(text: str, **extra: Any) -> str:
+        return str(server.ok("cstp.recordDecision", {"decision": text, **extra})["id"])
+
+    base = record("Choose Postgres as the primary datastore", stakes="critical")
+    orm = record("Use SQLAlchemy on top of the datastore")
+    cache = record("Cache reads in Memcached")
+    rival = record("Choose MySQL as the primary datastore")
+    server.ok("cstp.linkDecisions", {"sourceId": orm, "targetId": base, "edgeType": "depends_on"})
+    server.ok("cstp.linkDecisions", {"sourceId": cache, "targetId": orm, "edgeType": "depends_on"})
+    server.ok(
+        "cstp.linkDecisions", {"sourceId": rival, "targetId": base, "edgeType": "contradicts"}
+    )
+
+    graph = server.ok("cstp.getGraph", {"nodeId": orm, "depth": 1})
+    assert graph["centerId"] == orm
+    assert {n["id"] for n in graph["nodes"]} >= {orm, base, cache}
+    neighbors = server.ok("cstp.getNeighbors", {"nodeId": base, "direction": "incoming"})
+    assert orm in {n["node"]["id"] for n in neighbors["neighbors"]}
+    path = server.ok(
+        "cstp.findPath", {"sourceId": cache, "targetId": base, "edgeTypes": ["depends_on"]}
+    )
+    assert path["path"] == [cache, orm, base]
+    assert path["length"] == 2
+    assert [n["id"] for n in server.ok("cstp.getAncestors", {"nodeId": cache})["nodes"]] == [
+        orm,
+        base,
+    ]
+    assert cache in [n["id"] for n in server.ok("cstp.getDescendants", {"nodeId": base})["nodes"]]
+    found = server.ok("cstp.findContradictions", {})["contradictions"]
+    assert {(c["a"], c["b"]) for c in found} >= {tuple(sorted((base, rival)))}
+    chain = server.ok("cstp.getBlockedChain", {"nodeId": cache})
+    assert chain["blocked"] is True
+    assert [b["nodeId"] for b in chain["chain"]] == [orm, base]
+    assert server.ok("cstp.computeSalience", {})["computed"] >= 4
+    top = server.ok("cstp.getHighSalience", {"limit": 3})["decisions"]
+    assert top[0]["id"] == base
+    gone = server.call("cstp.getGraph", {"nodeId": "0000dead"})
+    assert gone["error"]["code"] == -32005
+    assert gone["error"]["data"]["field"] == "nodeId"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .enums import Category, EdgeType, Lifecycle, NodeKind, Stakes
 from .model import MAX_CONTEXT, MAX_TEXT, Bridge, MetaValue, Reason, ShortText
@@ -57,6 +57,13 @@ class DecisionDraft(_Draft):
     review_in: str | None = None
     review_by: UtcDatetime | None = None
     created_at: UtcDatetime | None = None
+
+    @field_validator("review_in")
+    @classmethod
+    def _review_in(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_review_in(value)  # raises ValueError with the accepted forms
+        return value
 
     def review_deadline(self, created: datetime) -> datetime | None:
         if self.review_by is not None:

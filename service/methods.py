@@ -51,7 +51,7 @@ class RecordParams(Params):
     tags: list[str] = Field(default_factory=list)
     pattern: str | None = None
     bridge: Bridge | None = None
-    review_in: str | None = None
+    review_in: str | None = Field(default=None, pattern=r"^\s*\d{1,4}\s*[dwmy]\s*$")
     project: str | None = None
     feature: str | None = None
     pr: str | None = None

@@ -202,6 +202,8 @@ class Dispatcher:
             return method.handler(params, context)
         except DecigraphError as exc:
             raise domain_error(exc) from None
+        except pydantic.ValidationError as exc:  # a draft built from valid params refused a value
+            raise invalid_params(exc) from None
 
 
 def _error_response(request_id: Any, error: RpcError) -> dict[str, Any]:

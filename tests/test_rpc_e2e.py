@@ -249,3 +249,27 @@ def test_graph_methods(server: Server) -> None:
     gone = server.call("cstp.getGraph", {"nodeId": "0000dead"})
     assert gone["error"]["code"] == -32005
     assert gone["error"]["data"]["field"] == "nodeId"
+
+
+def test_list_and_stats(server: Server) -> None:
+    for i in range(3):
+        server.ok(
+            "cstp.recordDecision",
+            {"decision": f"Listing sample {i}", "project": "lister", "tags": ["list"]},
+        )
+    page = server.ok(
+        "cstp.listDecisions", {"project": "lister", "limit": 2, "sort": "date", "order": "asc"}
+    )
+    assert page["total"] == 3
+    assert [d["decision"] for d in page["decisions"]] == ["Listing sample 0", "Listing sample 1"]
+    rest = server.ok("cstp.listDecisions", {"project": "lister", "limit": 2, "offset": 2})
+    assert len(rest["decisions"]) == 1
+    assert server.ok("cstp.listDecisions", {"search": "SAMPLE 2"})["total"] == 1
+    stats = server.ok("cstp.getStats", {"project": "lister"})
+    assert stats["total"] == 3
+    assert stats["byAgent"] == {"agent-a": 3}
+    assert stats["topTags"] == [{"tag": "list", "count": 3}]
+    bad = server.call("cstp.listDecisions", {"status": "done"})
+    assert bad["error"]["data"]["field"] == "status"
+    bad_review_in = server.call("cstp.recordDecision", {"decision": "x", "reviewIn": "soon"})
+    assert bad_review_in["error"]["code"] == -32602

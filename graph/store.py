@@ -267,8 +267,18 @@ class DecisionStore:
             return self._salience[1]
 
     # -- writes ----------------------------------------------------------------------------
-    def record(self, draft: DecisionDraft, actor: str, edges: Sequence[EdgeDraft] = ()) -> Node:
-        """Record a decision (optionally with edges from/to it, applied atomically)."""
+    def record(
+        self,
+        draft: DecisionDraft,
+        actor: str,
+        edges: Sequence[EdgeDraft] = (),
+        note: Mapping[str, Any] | None = None,
+    ) -> Node:
+        """Record a decision (optionally with edges from/to it, applied atomically).
+
+        ``note`` is kept in the event for the audit trail (e.g. a guardrail override and its
+        reason); replay ignores it.
+        """
         with self._lock:
             now = self._clock()
             created = draft.created_at or now
@@ -282,6 +292,8 @@ class DecisionStore:
             )
             node = _build_node(fields)
             payload = {"node": _node_payload(node), "edges": self._edges_payload(edges, actor, now)}
+            if note:
+                payload["note"] = dict(note)
             self._commit(Operation.RECORD, payload, actor, now=now)
             return self.get(node.id)
 

@@ -8,8 +8,9 @@ over here instead of embedding it a second time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from graph.drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from graph.enums import EdgeType, NodeKind
@@ -113,11 +114,14 @@ def record(
     edges: Sequence[EdgeDraft] = (),
     confirm: Sequence[str] = (),
     vector: Vector | None = None,
+    note: Mapping[str, Any] | None = None,
+    links: Sequence[tuple[str, EdgeType]] = (),
 ) -> WriteResult:
     """Record a decision with its derived edges (plus caller ``edges``).
 
     ``confirm`` lists ids of suggested edges (``relates_to`` candidates or contradictions) the
     caller accepts up front; they are written with the decision instead of being suggested.
+    ``links`` are ``(target, type)`` edges from the new decision, written in the same event.
     """
     config = config or AutoEdgeConfig()
     text = compose_embedding_text(draft.text, draft.context, draft.pattern)
@@ -167,8 +171,9 @@ def record(
                 kept.append(suggestion)
         plan.suggestions = kept
         plan.edges.extend(edges)
+        plan.edges.extend(EdgeDraft(node_id, target, kind) for target, kind in links)
         with index.prepared(text, vector):
-            node = store.record(draft, actor, _dedupe(plan.edges))
+            node = store.record(draft, actor, _dedupe(plan.edges), note)
         return _result(index, node, plan)
 
 

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from .application import Decigraph
 from .auth import TokenTable
 from .graph_methods import register_graph
+from .guard_methods import register_guards
 from .listing import register_listing
 from .methods import register
 from .rpc import PARSE_ERROR, CallContext, Dispatcher, Registry, RpcError, parse_body
@@ -35,6 +36,7 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
     register(registry, app)
     register_graph(registry, app)
     register_listing(registry, app)
+    register_guards(registry, app)
     dispatcher = Dispatcher(registry)
     started = time.monotonic()
     limit = app.settings.max_body_bytes

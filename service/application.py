@@ -6,13 +6,15 @@ JSON-RPC methods in ``service/methods.py`` only translate wire shapes to and fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from graph.store import DecisionStore, StoreOptions
 from retrieval.autoedges import AutoEdgeConfig
 from retrieval.embedder import Embedder
 from retrieval.index import DualIndex
 
+from .guardrails import Rule, load_rules
 from .settings import Settings
 from .wiring import open_index
 
@@ -25,9 +27,11 @@ class Decigraph:
     store: DecisionStore
     index: DualIndex
     auto_edges: AutoEdgeConfig
+    rules: list[Rule] = field(default_factory=list)
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> Decigraph:
+        rules = load_rules(rule_paths(settings))  # bad rules stop start-up, before any lock
         options = StoreOptions(fsync=settings.fsync, snapshot_every=settings.snapshot_every)
         store = DecisionStore.open(settings.data_dir, options)
         try:
@@ -35,10 +39,17 @@ class Decigraph:
         except BaseException:
             store.close()
             raise
-        return cls(settings, store, index, AutoEdgeConfig())
+        return cls(settings, store, index, AutoEdgeConfig(), rules)
 
     def close(self) -> None:
         try:
             self.index.close()
         finally:
             self.store.close()
+
+
+def rule_paths(settings: Settings) -> list[Path]:
+    paths = [settings.data_dir / "guardrails"]
+    if settings.guardrails_path is not None:
+        paths.append(settings.guardrails_path)
+    return paths

@@ -7,7 +7,7 @@ answers in snake_case.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -24,7 +24,8 @@ from retrieval.recall import recall
 from retrieval.writes import record, remember
 
 from .application import Decigraph
-from .rpc import CallContext, Registry
+from .gate import check_action
+from .rpc import RECORD_FAILED, CallContext, Registry, RpcError
 
 
 class Params(BaseModel):
@@ -38,6 +39,10 @@ class Params(BaseModel):
 
 
 NodeId = Field(pattern=r"^[0-9a-f]{8}$")
+
+
+class Override(Params):
+    reason: str = Field(min_length=3, max_length=2_000)
 
 
 class RecordParams(Params):
@@ -58,6 +63,8 @@ class RecordParams(Params):
     entities: list[str] = Field(default_factory=list)
     external_id: str | None = None
     confirm: list[str] = Field(default_factory=list)
+    contradicts: list[str] = Field(default_factory=list)
+    override: Override | None = None
 
 
 class IdParams(Params):
@@ -156,15 +163,41 @@ def quality(node: Node) -> dict[str, Any]:
     return {"score": round(1 - len(missing) / len(checks), 2), "suggestions": missing}
 
 
-def register(registry: Registry, app: Decigraph) -> None:
-    """Add every method to ``registry``, bound to ``app``."""
+def recorder(app: Decigraph) -> Callable[[RecordParams, CallContext], Mapping[str, Any]]:
+    """``recordDecision``: the guardrail gate first (fail closed), then one atomic write."""
 
     def record_decision(p: RecordParams, ctx: CallContext) -> Mapping[str, Any]:
         draft = DecisionDraft(
             text=p.decision,
-            **p.model_dump(exclude={"decision", "confirm"}, exclude_none=True),
+            **p.model_dump(
+                exclude={"decision", "confirm", "contradicts", "override"}, exclude_none=True
+            ),
         )
-        result = record(app.index, draft, ctx.agent, app.auto_edges, confirm=p.confirm)
+        fields = {"description": p.decision, **p.model_dump(mode="json", exclude_none=True)}
+        verdict = check_action(app, fields, p.contradicts)
+        note = None
+        if not verdict.allowed:
+            if p.override is None:
+                raise RpcError(
+                    RECORD_FAILED,
+                    "blocked by guardrails: " + "; ".join(v.message for v in verdict.violations),
+                    {"violations": [v.to_dict() for v in verdict.violations]},
+                )
+            note = {
+                "guardrailOverride": {
+                    "reason": p.override.reason,
+                    "violations": [v.to_dict() for v in verdict.violations],
+                }
+            }
+        result = record(
+            app.index,
+            draft,
+            ctx.agent,
+            app.auto_edges,
+            confirm=p.confirm,
+            note=note,
+            links=[(target, EdgeType.CONTRADICTS) for target in p.contradicts],
+        )
         node = result.node
         return {
             "success": True,
@@ -175,7 +208,15 @@ def register(registry: Registry, app: Decigraph) -> None:
             "graph_edges_created": len(result.edges),
             "related_count": len(result.suggestions),
             "suggestions": [_suggestion(s) for s in result.suggestions],
+            "guardrail_warnings": [w.to_dict() for w in verdict.warnings],
+            "guardrail_override": note is not None,
         }
+
+    return record_decision
+
+
+def register(registry: Registry, app: Decigraph) -> None:
+    """Add every method to ``registry``, bound to ``app``."""
 
     def get_decision(p: IdParams, ctx: CallContext) -> Mapping[str, Any]:
         if p.id not in app.store.graph:
@@ -317,7 +358,7 @@ def register(registry: Registry, app: Decigraph) -> None:
             "queryTimeMs": round(answer.query_time_ms, 2),
         }
 
-    registry.add("cstp.recordDecision", RecordParams, record_decision, writes=True)
+    registry.add("cstp.recordDecision", RecordParams, recorder(app), writes=True)
     registry.add("cstp.getDecision", IdParams, get_decision)
     registry.add("cstp.queryDecisions", QueryParams, query)
     registry.add("cstp.updateDecision", UpdateParams, update_decision, writes=True)

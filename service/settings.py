@@ -30,3 +30,6 @@ class Settings(BaseSettings):
     token_file: Path | None = None
     no_auth: bool = False
     max_body_bytes: int = Field(default=1_000_000, ge=1_024)
+    guardrails_path: Path | None = None
+    """A YAML file or directory of guardrail rules (``<data-dir>/guardrails`` is always read)."""
+    salience_threshold: float = Field(default=0.7, ge=0.0, le=1.0)

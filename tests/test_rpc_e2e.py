@@ -21,9 +21,24 @@ TOKEN = "agent-a-token-0123456789"
 OTHER = "agent-b-token-0123456789"
 
 
+RULES = """
+- id: critical-needs-reasons
+  description: Critical decisions need a reason
+  conditions: [{field: stakes, op: eq, value: critical}]
+  requirements: [{field: reasons, op: min_count, value: 1}]
+  action: block
+  message: "{stakes}-stakes decisions need at least one reason"
+- id: say-how-sure
+  description: State a confidence
+  requirements: [{field: confidence, op: exists}]
+  action: warn
+"""
+
+
 class Server:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, data: Path) -> None:
         self.url = url
+        self.data = data
         self.client = httpx.Client(timeout=60)
 
     def call(self, method: str, params: dict[str, Any] | None = None, token: str = TOKEN) -> Any:
@@ -49,6 +64,8 @@ class Server:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data = tmp_path_factory.mktemp("rpc") / "data"
+    (data / "guardrails").mkdir(parents=True)
+    (data / "guardrails" / "rules.yaml").write_text(RULES)
     port = free_port()
     env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN},agent-b:{OTHER}"}
     env["DECIGRAPH_FSYNC"] = "never"
@@ -71,7 +88,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 time.sleep(0.2)
         else:
             pytest.fail("server did not start")
-        yield Server(url)
+        yield Server(url, data)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
@@ -213,7 +230,11 @@ def test_graph_methods(server: Server) -> None:
     def record(text: str, **extra: Any) -> str:
         return str(server.ok("cstp.recordDecision", {"decision": text, **extra})["id"])
 
-    base = record("Choose Postgres as the primary datastore", stakes="critical")
+    base = record(
+        "Choose Postgres as the primary datastore",
+        stakes="critical",
+        reasons=[{"type": "analysis", "text": "the team knows it"}],
+    )
     orm = record("Use SQLAlchemy on top of the datastore")
     cache = record("Cache reads in Memcached")
     rival = record("Choose MySQL as the primary datastore")
@@ -273,3 +294,83 @@ def test_list_and_stats(server: Server) -> None:
     assert bad["error"]["data"]["field"] == "status"
     bad_review_in = server.call("cstp.recordDecision", {"decision": "x", "reviewIn": "soon"})
     assert bad_review_in["error"]["code"] == -32602
+
+
+def test_guardrails_gate_recording(server: Server, tmp_path: Path) -> None:
+    listed = server.ok("cstp.listGuardrails")
+    assert {g["id"] for g in listed["guardrails"]} == {
+        "critical-needs-reasons",
+        "say-how-sure",
+        "graph-contradiction",
+    }
+    risky = {"description": "Drop the audit log table", "stakes": "critical"}
+    verdict = server.ok("cstp.checkGuardrails", {"action": risky})
+    assert verdict["allowed"] is False
+    assert verdict["violations"][0]["guardrailId"] == "critical-needs-reasons"
+    assert (
+        verdict["violations"][0]["message"] == "critical-stakes decisions need at least one reason"
+    )
+    assert [w["guardrailId"] for w in verdict["warnings"]] == ["say-how-sure"]
+    before = server.ok("cstp.getStats")["total"]
+    refused = server.call(
+        "cstp.recordDecision", {"decision": "Drop the audit log table", "stakes": "critical"}
+    )
+    assert refused["error"]["code"] == -32004
+    assert refused["error"]["data"]["violations"][0]["guardrailId"] == "critical-needs-reasons"
+    assert server.ok("cstp.getStats")["total"] == before  # nothing was written
+    forced = server.ok(
+        "cstp.recordDecision",
+        {
+            "decision": "Drop the audit log table",
+            "stakes": "critical",
+            "override": {"reason": "approved in INC-42"},
+        },
+    )
+    assert forced["guardrail_override"] is True
+    log = (server.data / "events.jsonl").read_text()
+    assert '"guardrailOverride"' in log
+    assert "approved in INC-42" in log
+    assert server.ok("cstp.getStats")["total"] == before + 1
+    ok = server.ok(
+        "cstp.preAction",
+        {
+            "action": {"description": "Rotate the API keys", "confidence": 0.8},
+            "options": {"autoRecord": True},
+        },
+    )
+    assert ok["allowed"] is True
+    assert len(ok["decisionId"]) == 8
+
+
+def test_graph_constraint_blocks_contradicting_a_salient_decision(server: Server) -> None:
+    redis = server.ok(
+        "cstp.recordDecision", {"decision": "Use Redis for session storage", "confidence": 0.9}
+    )["id"]
+    for i in range(6):
+        dependent = server.ok(
+            "cstp.recordDecision",
+            {"decision": f"Session feature {i} relies on the session store", "confidence": 0.7},
+        )["id"]
+        server.ok(
+            "cstp.linkDecisions",
+            {"sourceId": dependent, "targetId": redis, "edgeType": "depends_on"},
+        )
+    verdict = server.ok(
+        "cstp.checkGuardrails",
+        {"action": {"description": "Do not use Redis for session storage", "confidence": 0.8}},
+    )
+    assert verdict["allowed"] is False
+    blocked = verdict["violations"][0]
+    assert blocked["guardrailId"] == "graph-contradiction"
+    assert redis in blocked["message"]
+    assert "supersede" in blocked["suggestion"]
+    unrelated = server.ok(
+        "cstp.checkGuardrails",
+        {"action": {"description": "Do not deploy on Fridays", "confidence": 0.8}},
+    )
+    assert unrelated["allowed"] is True
+    explicit = server.call(
+        "cstp.recordDecision",
+        {"decision": "Sessions go to Postgres", "contradicts": [redis], "confidence": 0.8},
+    )
+    assert explicit["error"]["code"] == -32004

@@ -21,6 +21,7 @@ from retrieval.autoedges import AutoEdgeConfig
 from retrieval.index import DualIndex
 from service.application import Decigraph
 from service.graph_methods import register_graph
+from service.guard_methods import register_guards
 from service.listing import register_listing
 from service.methods import register
 from service.rpc import INTERNAL_ERROR, CallContext, Dispatcher, Registry
@@ -43,6 +44,7 @@ def dispatcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dispa
     register(registry, app)
     register_graph(registry, app)
     register_listing(registry, app)
+    register_guards(registry, app)
     yield Dispatcher(registry), ids
     index.close()
     store.close()
@@ -150,6 +152,9 @@ json_values = st.recursive(
         "cstp.getHighSalience",
         "cstp.listDecisions",
         "cstp.getStats",
+        "cstp.checkGuardrails",
+        "cstp.listGuardrails",
+        "cstp.preAction",
     ],
 )
 def test_no_params_cause_an_internal_error(

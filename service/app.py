@@ -21,6 +21,7 @@ from .graph_methods import register_graph
 from .guard_methods import register_guards
 from .listing import register_listing
 from .methods import register
+from .metrics import Metrics
 from .rpc import PARSE_ERROR, CallContext, Dispatcher, Registry, RpcError, parse_body
 
 JSON = "application/json"
@@ -37,7 +38,8 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
     register_graph(registry, app)
     register_listing(registry, app)
     register_guards(registry, app)
-    dispatcher = Dispatcher(registry)
+    metrics = Metrics()
+    dispatcher = Dispatcher(registry, metrics.observe)
     started = time.monotonic()
     limit = app.settings.max_body_bytes
 
@@ -65,13 +67,17 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
             "authentication": {"schemes": ["bearer"] if tokens.enabled else []},
         }
 
+    @api.get("/metrics")
+    def metrics_text(request: Request) -> Response:
+        if tokens.agent_for(request.headers.get("authorization")) is None:
+            return _unauthorized()
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+
     @api.post("/cstp")
     async def cstp(request: Request) -> Response:
         agent = tokens.agent_for(request.headers.get("authorization"))
         if agent is None:
-            error = {"code": -32001, "message": "authentication required: send a Bearer token"}
-            body = {"jsonrpc": "2.0", "error": error, "id": None}
-            return _json(body, 401, {"WWW-Authenticate": "Bearer"})
+            return _unauthorized()
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             return _too_large(limit)
@@ -91,6 +97,12 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
         return _json(answer)
 
     return api
+
+
+def _unauthorized() -> Response:
+    error = {"code": -32001, "message": "authentication required: send a valid Bearer token"}
+    body = {"jsonrpc": "2.0", "error": error, "id": None}
+    return _json(body, 401, {"WWW-Authenticate": "Bearer"})
 
 
 def _too_large(limit: int) -> Response:

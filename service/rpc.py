@@ -9,6 +9,7 @@ Nothing a client sends can produce a traceback in the response.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -141,9 +142,13 @@ def parse_body(body: bytes) -> Any:
         raise RpcError(PARSE_ERROR, f"parse error: {exc}") from None
 
 
+Observer = Callable[[str, float, str], None]
+
+
 class Dispatcher:
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, observer: Observer | None = None) -> None:
         self.registry = registry
+        self.observer = observer
 
     def handle(self, payload: Any, context: CallContext) -> Any:
         """The response document for a decoded request (``None`` when all were notifications)."""
@@ -167,14 +172,23 @@ class Dispatcher:
             request_id, bool
         ):
             return _error_response(None, RpcError(INVALID_REQUEST, "id must be a string or number"))
+        started = time.perf_counter()
+        outcome = "ok"
         try:
             result = self._call(request, context)
         except RpcError as exc:
+            outcome = str(exc.code)
             return None if notification else _error_response(request_id, exc)
         except Exception:  # a bug: log it, never show it
+            outcome = str(INTERNAL_ERROR)
             logger.exception("method %r failed", request.get("method"))
             error = RpcError(INTERNAL_ERROR, "internal error (logged on the server)")
             return None if notification else _error_response(request_id, error)
+        finally:
+            if self.observer is not None:
+                name = request.get("method")
+                label = name if isinstance(name, str) and self.registry.get(name) else "unknown"
+                self.observer(label, time.perf_counter() - started, outcome)
         if notification:
             return None
         return {"jsonrpc": "2.0", "result": result, "id": request_id}

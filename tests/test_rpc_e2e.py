@@ -374,3 +374,14 @@ def test_graph_constraint_blocks_contradicting_a_salient_decision(server: Server
         {"decision": "Sessions go to Postgres", "contradicts": [redis], "confidence": 0.8},
     )
     assert explicit["error"]["code"] == -32004
+
+
+def test_metrics_count_calls_per_method(server: Server) -> None:
+    server.ok("cstp.getStats")
+    server.call("cstp.noSuchThing")
+    refused = httpx.get(f"{server.url}/metrics")
+    assert refused.status_code == 401
+    text = httpx.get(f"{server.url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).text
+    assert 'decigraph_rpc_requests_total{method="cstp.getStats",outcome="ok"}' in text
+    assert 'decigraph_rpc_requests_total{method="unknown",outcome="-32601"}' in text
+    assert 'decigraph_rpc_duration_seconds_bucket{method="cstp.getStats",le="+Inf"}' in text

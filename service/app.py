@@ -15,6 +15,7 @@ import orjson
 from fastapi import FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from .agent_methods import register_agent
 from .application import Decigraph
 from .auth import TokenTable
 from .graph_methods import register_graph
@@ -38,6 +39,7 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
     register_graph(registry, app)
     register_listing(registry, app)
     register_guards(registry, app)
+    register_agent(registry, app)
     metrics = Metrics()
     dispatcher = Dispatcher(registry, metrics.observe)
     started = time.monotonic()

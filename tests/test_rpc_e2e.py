@@ -385,3 +385,31 @@ def test_metrics_count_calls_per_method(server: Server) -> None:
     assert 'decigraph_rpc_requests_total{method="cstp.getStats",outcome="ok"}' in text
     assert 'decigraph_rpc_requests_total{method="unknown",outcome="-32601"}' in text
     assert 'decigraph_rpc_duration_seconds_bucket{method="cstp.getStats",le="+Inf"}' in text
+
+
+def test_ready_and_session_context(server: Server) -> None:
+    shaky = server.ok(
+        "cstp.recordDecision",
+        {
+            "decision": "Migrate billing to the new ledger service",
+            "stakes": "high",
+            "confidence": 0.3,
+        },
+    )["id"]
+    queue = server.ok("cstp.ready", {"limit": 50, "actionTypes": ["low_confidence"]})["actions"]
+    assert shaky in [a["decisionId"] for a in queue]
+    assert {a["type"] for a in queue} == {"low_confidence"}
+    everything = server.ok("cstp.ready", {"limit": 100})["actions"]
+    assert {a["type"] for a in everything} >= {"low_confidence", "resolve_contradiction", "unblock"}
+    pack = server.ok("cstp.getSessionContext", {"taskDescription": "move billing to a new ledger"})
+    assert pack["context"]["relevant"][0]["id"] == shaky
+    assert {"relevant", "contradictions", "salient", "blocked", "guardrails"} <= set(
+        pack["context"]
+    )
+    text = server.ok(
+        "cstp.getSessionContext",
+        {"taskDescription": "move billing to a new ledger", "format": "markdown", "maxChars": 300},
+    )
+    assert text["context"].startswith("# Context for: move billing")
+    assert len(text["context"]) <= 300
+    assert text["truncated"] is True

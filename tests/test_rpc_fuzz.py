@@ -19,6 +19,7 @@ from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
 from retrieval.autoedges import AutoEdgeConfig
 from retrieval.index import DualIndex
+from service.agent_methods import register_agent
 from service.application import Decigraph
 from service.graph_methods import register_graph
 from service.guard_methods import register_guards
@@ -45,6 +46,7 @@ def dispatcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dispa
     register_graph(registry, app)
     register_listing(registry, app)
     register_guards(registry, app)
+    register_agent(registry, app)
     yield Dispatcher(registry), ids
     index.close()
     store.close()
@@ -155,6 +157,8 @@ json_values = st.recursive(
         "cstp.checkGuardrails",
         "cstp.listGuardrails",
         "cstp.preAction",
+        "cstp.ready",
+        "cstp.getSessionContext",
     ],
 )
 def test_no_params_cause_an_internal_error(

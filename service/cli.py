@@ -14,9 +14,10 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from graph.errors import DecigraphError
+from graph.errors import DecigraphError, StoreLockedError
 from graph.store import DecisionStore, StoreOptions
 
 from .settings import Settings
@@ -127,6 +128,89 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from .application import Decigraph
+    from .bulk import import_lines, read_lines, stderr_progress
+
+    settings = _settings(args)
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"decigraph: {path} is not a file", file=sys.stderr)
+        return 2
+    app = Decigraph.open(settings)
+    try:
+        progress = None if args.json else stderr_progress
+        report = import_lines(app, read_lines(path), args.actor, args.on_error, progress)
+    finally:
+        app.close()
+    if progress is not None:
+        print(file=sys.stderr)
+    data = report.to_dict()
+    lines = [
+        f"read {report.read} lines: {report.created} created, {report.skipped} already stored, "
+        f"{len(report.errors)} bad" + (" (aborted: nothing written)" if report.aborted else "")
+    ]
+    lines += [f"  line {e['line']}: {e['error']}" for e in report.errors[:50]]
+    _emit(args, data, "\n".join(lines))
+    return 1 if report.errors else 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    from .application import Decigraph
+
+    settings = _settings(args)
+    try:
+        app = Decigraph.open(settings)
+    except StoreLockedError:
+        return _recall_over_http(args, settings)
+    try:
+        from retrieval.recall import recall
+
+        answer = recall(app.index, args.query, args.limit, intent=args.intent)
+        results = [
+            {"id": h.id, "score": h.score, "text": app.store.get(h.id).text, "via": h.via()}
+            for h in answer.hits
+        ]
+        data = {"intent": answer.intent.value, "preset": answer.preset.name, "results": results}
+    finally:
+        app.close()
+    _emit(args, data, _recall_text(data))
+    return 0
+
+
+def _recall_over_http(args: argparse.Namespace, settings: Settings) -> int:
+    """The store is locked by a running server: ask it instead."""
+    import os
+
+    import httpx
+
+    token = os.environ.get("CSTP_TOKEN")
+    token_file = settings.data_dir / "auth-tokens"
+    if token is None and token_file.exists():
+        token = token_file.read_text().splitlines()[0].partition(":")[2].strip()
+    url = os.environ.get("CSTP_URL") or f"http://{settings.host}:{settings.port}"
+    params: dict[str, Any] = {"query": args.query, "limit": args.limit}
+    if args.intent:
+        params["intent"] = args.intent
+    body = {"jsonrpc": "2.0", "id": 1, "method": "cstp.recall", "params": params}
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    reply = httpx.post(f"{url.rstrip('/')}/cstp", json=body, headers=headers, timeout=60).json()
+    if "error" in reply:
+        print(f"decigraph: {reply['error']['message']}", file=sys.stderr)
+        return 2
+    result = reply["result"]
+    data = {"intent": result["intent"], "preset": result["preset"], "results": result["results"]}
+    _emit(args, data, _recall_text(data))
+    return 0
+
+
+def _recall_text(data: dict[str, Any]) -> str:
+    lines = [f"intent {data['intent']} (preset {data['preset']})"]
+    for rank, hit in enumerate(data["results"], start=1):
+        lines.append(f"{rank:>2}. {hit['id']}  {hit['score']:.3f}  {hit['text'][:100]}")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="decigraph", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -135,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("verify", cmd_verify, "check the hash chain and that the graph equals a replay"),
         ("stats", cmd_stats, "count nodes and edges"),
         ("rebuild", cmd_rebuild, "rewrite the snapshot and the indexes from the log"),
+        ("import", cmd_import, "import decisions and memory items from a JSONL file"),
+        ("recall", cmd_recall, "intent-weighted hybrid recall for a query"),
     ]:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--data-dir", dest="data_dir", default=None)
@@ -160,8 +246,20 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument(
                 "--snapshot-only", action="store_true", help="skip rebuilding the indexes"
             )
-        if name in ("verify", "rebuild"):
+        if name in ("verify", "rebuild", "import", "recall"):
             cmd.add_argument("--chroma-url", dest="chroma_url", default=None)
+        if name == "import":
+            cmd.add_argument("file", help="JSONL: recordDecision or remember params per line")
+            cmd.add_argument(
+                "--on-error", dest="on_error", choices=["skip", "abort"], default="skip"
+            )
+            cmd.add_argument("--actor", default="import", help="agent id recorded as the author")
+        if name == "recall":
+            cmd.add_argument("query")
+            cmd.add_argument("--limit", type=int, default=10)
+            cmd.add_argument("--intent", choices=["why", "when", "entity", "general"], default=None)
+            cmd.add_argument("--host", default=None)
+            cmd.add_argument("--port", type=int, default=None)
         cmd.set_defaults(handler=handler)
     return parser
 

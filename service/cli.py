@@ -225,9 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--data-dir", dest="data_dir", default=None)
         cmd.add_argument("--json", action="store_true", help="machine-readable output")
+        # The same store flags on every command (host/port name the server recall may ask).
+        cmd.add_argument("--host", default=None)
+        cmd.add_argument("--port", type=int, default=None)
         if name == "serve":
-            cmd.add_argument("--host", default=None)
-            cmd.add_argument("--port", type=int, default=None)
             cmd.add_argument("--token-file", dest="token_file", default=None)
             cmd.add_argument(
                 "--no-auth",
@@ -258,8 +259,6 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("query")
             cmd.add_argument("--limit", type=int, default=10)
             cmd.add_argument("--intent", choices=["why", "when", "entity", "general"], default=None)
-            cmd.add_argument("--host", default=None)
-            cmd.add_argument("--port", type=int, default=None)
         cmd.set_defaults(handler=handler)
     return parser
 

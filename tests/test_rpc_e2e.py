@@ -413,3 +413,77 @@ def test_ready_and_session_context(server: Server) -> None:
     assert text["context"].startswith("# Context for: move billing")
     assert len(text["context"]) <= 300
     assert text["truncated"] is True
+
+
+def test_a_restart_loses_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN}", "DECIGRAPH_FSYNC": "always"}
+
+    def start() -> tuple[subprocess.Popen[bytes], Server]:
+        port = free_port()
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "service.cli",
+                "serve",
+                "--data-dir",
+                str(data),
+                "--port",
+                str(port),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    return proc, Server(url, data)
+            except httpx.TransportError:
+                time.sleep(0.2)
+        proc.kill()
+        pytest.fail("server did not start")
+
+    proc, server = start()
+    ids = [
+        server.ok("cstp.recordDecision", {"decision": f"Restart-proof decision {i}"})["id"]
+        for i in range(3)
+    ]
+    server.ok(
+        "cstp.linkDecisions", {"sourceId": ids[1], "targetId": ids[0], "edgeType": "depends_on"}
+    )
+    memory = server.ok("cstp.remember", {"text": "The restart drill ran at noon"})["id"]
+    proc.kill()  # no clean shutdown: acknowledged writes must survive anyway
+    proc.wait(timeout=30)
+    proc, server = start()
+    try:
+        for node_id in ids:
+            assert server.ok("cstp.getDecision", {"id": node_id})["found"] is True
+        assert server.ok("cstp.getAncestors", {"nodeId": ids[1]})["nodes"][0]["id"] == ids[0]
+        hits = server.ok("cstp.recall", {"query": "when did the restart drill run?"})["results"]
+        assert hits[0]["id"] == memory
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    verified = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "verify",
+            "--data-dir",
+            str(data),
+            "--indexes",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr

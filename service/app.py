@@ -15,6 +15,8 @@ import orjson
 from fastapi import FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from graph.export import EXPORT_FORMATS, export_graph
+
 from .agent_methods import register_agent
 from .application import Decigraph
 from .auth import TokenTable
@@ -74,6 +76,19 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
         if tokens.agent_for(request.headers.get("authorization")) is None:
             return _unauthorized()
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @api.get("/graph/export")
+    def export(request: Request, format: str = "json") -> Response:
+        if tokens.agent_for(request.headers.get("authorization")) is None:
+            return _unauthorized()
+        if format not in EXPORT_FORMATS or format == "csv":
+            allowed = ", ".join(f for f in EXPORT_FORMATS if f != "csv")
+            return _json({"error": f"format must be one of {allowed} (csv: use the CLI)"}, 400)
+        with app.store.lock:
+            ((name, content),) = export_graph(app.store.graph, format).items()
+        media = {"graphml": "application/xml", "cypher": "text/plain"}.get(format, JSON)
+        headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+        return Response(content, media_type=media, headers=headers)
 
     @api.post("/cstp")
     async def cstp(request: Request) -> Response:

@@ -211,6 +211,28 @@ def _recall_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from graph.export import export_graph
+
+    settings = _settings(args)
+    with DecisionStore.open(settings.data_dir, StoreOptions(read_only=True)) as store:
+        files = export_graph(store.graph, args.format)
+    if args.out is None:
+        if len(files) > 1:
+            print("decigraph: csv writes two files; give --out DIR", file=sys.stderr)
+            return 2
+        sys.stdout.write(next(iter(files.values())))
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        (out / name).write_text(content, encoding="utf-8")
+    _emit(
+        args, {"files": sorted(str(out / n) for n in files)}, "\n".join(str(out / n) for n in files)
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="decigraph", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -221,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("rebuild", cmd_rebuild, "rewrite the snapshot and the indexes from the log"),
         ("import", cmd_import, "import decisions and memory items from a JSONL file"),
         ("recall", cmd_recall, "intent-weighted hybrid recall for a query"),
+        ("export", cmd_export, "export the graph as json, d3, graphml, cypher or csv"),
     ]:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--data-dir", dest="data_dir", default=None)
@@ -255,6 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
                 "--on-error", dest="on_error", choices=["skip", "abort"], default="skip"
             )
             cmd.add_argument("--actor", default="import", help="agent id recorded as the author")
+        if name == "export":
+            cmd.add_argument(
+                "--format", choices=["json", "d3", "graphml", "cypher", "csv"], default="json"
+            )
+            cmd.add_argument("--out", default=None, help="directory to write to (default: stdout)")
         if name == "recall":
             cmd.add_argument("query")
             cmd.add_argument("--limit", type=int, default=10)

@@ -487,3 +487,17 @@ def test_a_restart_loses_nothing(tmp_path: Path) -> None:
         check=False,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_graph_export_route(server: Server) -> None:
+    assert httpx.get(f"{server.url}/graph/export").status_code == 401
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    d3 = httpx.get(f"{server.url}/graph/export", params={"format": "d3"}, headers=auth)
+    assert d3.status_code == 200
+    assert d3.json()["nodes"]
+    graphml = httpx.get(f"{server.url}/graph/export", params={"format": "graphml"}, headers=auth)
+    assert graphml.text.startswith("<?xml")
+    assert (
+        httpx.get(f"{server.url}/graph/export", params={"format": "xlsx"}, headers=auth).status_code
+        == 400
+    )

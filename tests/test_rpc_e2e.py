@@ -490,6 +490,7 @@ def test_a_restart_loses_nothing(tmp_path: Path) -> None:
 
 
 def test_graph_export_route(server: Server) -> None:
+    server.ok("cstp.recordDecision", {"decision": "Exported over HTTP"})
     assert httpx.get(f"{server.url}/graph/export").status_code == 401
     auth = {"Authorization": f"Bearer {TOKEN}"}
     d3 = httpx.get(f"{server.url}/graph/export", params={"format": "d3"}, headers=auth)

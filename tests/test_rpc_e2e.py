@@ -502,3 +502,66 @@ def test_graph_export_route(server: Server) -> None:
         httpx.get(f"{server.url}/graph/export", params={"format": "xlsx"}, headers=auth).status_code
         == 400
     )
+
+
+def test_cstp_cli_contract(server: Server) -> None:
+    """The request shapes CSTP's CLI sends, and the response fields it reads, verbatim."""
+    recorded = server.ok(
+        "cstp.recordDecision",
+        {
+            "decision": "Adopt OpenTelemetry for tracing",
+            "confidence": 0.8,
+            "category": "tooling",
+            "stakes": "medium",
+            "context": "We need cross-service traces",
+            "reasons": [{"type": "analysis", "text": "vendor neutral", "strength": 0.9}],
+            "tags": ["observability"],
+            "reviewIn": "30d",
+        },
+    )
+    assert {"success", "id", "indexed", "timestamp", "quality"} <= set(recorded)
+    query = server.ok(
+        "cstp.queryDecisions",
+        {
+            "query": "tracing",
+            "limit": 5,
+            "retrievalMode": "hybrid",
+            "hybridWeight": 0.7,
+            "filters": {"category": "tooling"},
+        },
+    )
+    assert {"decisions", "total", "query", "queryTimeMs", "agent", "retrievalMode"} <= set(query)
+    row = query["decisions"][0]
+    assert {"id", "title", "category", "confidence", "stakes", "status", "date", "distance"} <= set(
+        row
+    )
+    check = server.ok(
+        "cstp.checkGuardrails",
+        {
+            "action": {
+                "description": "Adopt OpenTelemetry",
+                "category": "tooling",
+                "stakes": "medium",
+                "confidence": 0.8,
+                "context": {},
+            }
+        },
+    )
+    assert {"allowed", "violations", "warnings", "evaluated", "evaluatedAt"} <= set(check)
+    got = server.ok("cstp.getDecision", {"id": recorded["id"]})
+    assert got["found"] is True
+    reviewed = server.ok(
+        "cstp.reviewDecision",
+        {
+            "decision_id": recorded["id"],
+            "outcome": "partial",
+            "actualResult": "half the services",
+            "lessons": "start with the gateway",
+        },
+    )
+    assert {"success", "id", "status", "reviewedAt"} <= set(reviewed)
+    rules = server.ok("cstp.listGuardrails", {})
+    assert {"guardrails", "count"} <= set(rules)
+    assert {"id", "description", "action", "scope", "conditions", "requirements"} <= set(
+        rules["guardrails"][0]
+    )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from graph.builders import raw_adjacency
+from graph.builders import RawAdjacency, raw_adjacency
 from graph.enums import EdgeType
 from graph.timeutil import utc_now
 
@@ -277,7 +277,7 @@ class _Recall:
                     continue  # a hub's evidence is spread too thin to pass on (and costly)
                 parent = self.candidates[source]
                 on_path = {source, *(step.source for step in parent.path)}
-                for target, edge_type, weight in self._neighbours(source):
+                for target, edge_type, weight in _neighbours(raw, source):
                     if target in on_path:
                         continue
                     offer = parent.score * gains[edge_type] * min(weight, 1.0)
@@ -304,15 +304,6 @@ class _Recall:
             frontier = improved[: preset.beam_width]
             if not frontier:
                 break
-
-    def _neighbours(self, node_id: str) -> list[tuple[str, str, float]]:
-        out: list[tuple[str, str, float]] = []
-        raw = raw_adjacency(self.G)
-        for adjacency in (raw.succ, raw.pred):
-            for target, keyed in adjacency.get(node_id, {}).items():
-                for edge_type, attrs in keyed.items():
-                    out.append((target, edge_type, float(attrs.get("weight", 1.0))))
-        return out
 
     def rank(
         self, limit: int, window: tuple[datetime | None, datetime | None] | None
@@ -342,3 +333,13 @@ class _Recall:
 def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
     start, end = window
     return (start is None or when >= start) and (end is None or when < end)
+
+
+def _neighbours(raw: RawAdjacency, node_id: str) -> list[tuple[str, str, float]]:
+    """Every edge at ``node_id`` in either direction: (other end, type, weight)."""
+    out: list[tuple[str, str, float]] = []
+    for adjacency in (raw.succ, raw.pred):
+        for target, keyed in adjacency.get(node_id, {}).items():
+            for edge_type, attrs in keyed.items():
+                out.append((target, edge_type, float(attrs.get("weight", 1.0))))
+    return out

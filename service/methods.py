@@ -38,9 +38,6 @@ class Params(BaseModel):
     )
 
 
-NodeId = Field(pattern=r"^[0-9a-f]{8}$")
-
-
 class Override(Params):
     reason: str = Field(min_length=3, max_length=2_000)
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .test_serve import free_port
+from .test_serve import start_serve, stop_serve
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "agent-a-token-0123456789"
@@ -66,32 +64,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data = tmp_path_factory.mktemp("rpc") / "data"
     (data / "guardrails").mkdir(parents=True)
     (data / "guardrails" / "rules.yaml").write_text(RULES)
-    port = free_port()
     env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN},agent-b:{OTHER}"}
     env["DECIGRAPH_FSYNC"] = "never"
-    command = [sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data)]
-    proc = subprocess.Popen(
-        [*command, "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_serve(data, env)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("server did not start")
         yield Server(url, data)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
+        stop_serve(proc)
 
 
 def test_record_get_query_update_review(server: Server) -> None:
@@ -420,33 +399,8 @@ def test_a_restart_loses_nothing(tmp_path: Path) -> None:
     env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN}", "DECIGRAPH_FSYNC": "always"}
 
     def start() -> tuple[subprocess.Popen[bytes], Server]:
-        port = free_port()
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "service.cli",
-                "serve",
-                "--data-dir",
-                str(data),
-                "--port",
-                str(port),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    return proc, Server(url, data)
-            except httpx.TransportError:
-                time.sleep(0.2)
-        proc.kill()
-        pytest.fail("server did not start")
+        proc, url = start_serve(data, env)
+        return proc, Server(url, data)
 
     proc, server = start()
     ids = [
@@ -467,8 +421,7 @@ def test_a_restart_loses_nothing(tmp_path: Path) -> None:
         hits = server.ok("cstp.recall", {"query": "when did the restart drill run?"})["results"]
         assert hits[0]["id"] == memory
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
+        stop_serve(proc)
     verified = subprocess.run(
         [
             sys.executable,

@@ -33,10 +33,11 @@ class NodeNotFoundError(DecigraphError, LookupError):
 
 
 class DuplicateIdError(DecigraphError):
-    """A record asks for an id that is already taken."""
+    """A record or an import asks for an id that is already taken."""
 
-    def __init__(self, node_id: str) -> None:
-        super().__init__(f"id: {node_id!r} already exists")
+    def __init__(self, node_id: str, detail: str | None = None) -> None:
+        message = f"id: {node_id!r} already exists"
+        super().__init__(f"{message} {detail}" if detail else message)
         self.node_id = node_id
 
 

@@ -29,6 +29,7 @@ class Operation(StrEnum):
     UNLINK = "unlink"
     SUPERSEDE = "supersede"
     FORGET = "forget"
+    IMPORT = "import"
 
 
 @dataclass(frozen=True, slots=True)

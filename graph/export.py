@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Collection
 from typing import Any
 
 import networkx as nx
@@ -63,10 +64,22 @@ def _flat(attrs: dict[str, Any]) -> dict[str, str | int | float | bool]:
     return out
 
 
-def attrs_from_flat(flat: dict[str, Any]) -> dict[str, Any]:
-    """Undo :func:`_flat` for list/object values (strings that hold JSON arrays or objects)."""
+def attrs_from_flat(flat: dict[str, Any], keys: Collection[str] | None = None) -> dict[str, Any]:
+    """Undo :func:`_flat` for list/object values (strings that hold JSON arrays or objects).
+
+    With ``keys``, only those attributes are decoded, so a text that merely looks like JSON
+    (``"[draft] use Redis"``, ``"[1, 2]"``) stays text.
+
+    Examples
+    --------
+    >>> attrs_from_flat({"tags": '["db"]', "text": "[1, 2]"}, keys={"tags"})
+    {'tags': ['db'], 'text': '[1, 2]'}
+    """
     out: dict[str, Any] = {}
     for key, value in flat.items():
+        if keys is not None and key not in keys:
+            out[key] = value
+            continue
         if isinstance(value, str) and value[:1] in "[{":
             try:
                 out[key] = json.loads(value)
@@ -86,7 +99,9 @@ def to_graphml(G: nx.MultiDiGraph[str]) -> str:
         H.add_edge(u, v, key=k, type=k, **_flat(attrs))
     buffer = io.BytesIO()
     nx.write_graphml(H, buffer, encoding="utf-8")
-    return buffer.getvalue().decode("utf-8")
+    # XML parsers turn a raw carriage return into a newline; a character reference survives.
+    # Only values can hold one (the writer emits "\n" line breaks).
+    return buffer.getvalue().decode("utf-8").replace("\r", "&#13;")
 
 
 def _cypher_value(value: Any) -> str:

@@ -30,6 +30,7 @@ from .errors import (
 )
 from .events import GENESIS_HASH, Event, Operation
 from .model import Edge, Node
+from .restore import check_new_items
 
 UPDATABLE_FIELDS = frozenset(
     {
@@ -90,6 +91,7 @@ class GraphState:
             Operation.SUPERSEDE: self._plan_link,
             Operation.UNLINK: self._plan_unlink,
             Operation.FORGET: self._plan_forget,
+            Operation.IMPORT: self._plan_import,
         }
 
     # -- applying events -------------------------------------------------------------------
@@ -210,6 +212,27 @@ class GraphState:
 
         return mutate
 
+    def _plan_import(self, event: Event) -> Mutation:
+        raw_nodes = event.payload.get("nodes", [])
+        if not isinstance(raw_nodes, list):
+            raise ValidationError("nodes", "must be a list")
+        nodes = [_parse_node(raw, f"nodes.{index}.") for index, raw in enumerate(raw_nodes)]
+        edges = _parse_edges(event.payload.get("edges", []))
+        if not nodes and not edges:
+            raise ValidationError("nodes", "an import names at least one node or edge")
+        check_new_items(self.graph, self.external_ids, nodes, edges)
+
+        def mutate() -> None:
+            for node in nodes:
+                put_node(self.graph, node)
+                if self.mirror is not None:
+                    self.mirror.add_node(node.id)
+                if node.external_id is not None:
+                    self.external_ids[node.external_id] = node.id
+            self._add_edges(edges)
+
+        return mutate
+
     # -- helpers ---------------------------------------------------------------------------
     def _existing(self, node_id: Any, field: str = "id") -> str:
         if not isinstance(node_id, str) or node_id not in self.graph:
@@ -277,13 +300,13 @@ class GraphState:
                     self.mirror.set_edge(u, v, key, edge.weight)
 
 
-def _parse_node(raw: Any) -> Node:
+def _parse_node(raw: Any, prefix: str = "") -> Node:
     if not isinstance(raw, dict):
-        raise ValidationError("node", "must be an object")
+        raise ValidationError(prefix[:-1] or "node", "must be an object")
     try:
         return Node.model_validate(raw)
     except pydantic.ValidationError as exc:
-        raise model_error(exc) from None
+        raise model_error(exc, prefix) from None
 
 
 def _parse_edges(raw: Any) -> list[Edge]:

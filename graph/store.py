@@ -36,6 +36,7 @@ from .gcpause import gc_paused
 from .ids import IdSource
 from .lockfile import DirectoryLock
 from .model import Edge, Node, check_node_id
+from .restore import MAX_ITEMS_PER_EVENT, ImportReport, plan_import
 from .salience import SparseAdjacency
 from .snapshot import SnapshotHeader, read_snapshot, write_snapshot
 from .state import UPDATABLE_FIELDS, GraphState, graph_hash, model_error
@@ -180,7 +181,7 @@ class DecisionStore:
         self.snapshot_seq = header.seq
         return header.seq
 
-    def _replay_tail(self) -> tuple[int, TornTail | None]:
+    def _replay_tail(self, notify: bool = False) -> tuple[int, TornTail | None]:
         count = 0
         for item in read_events(
             self.log_path, self.log_offset, self.state.last_hash, self.state.seq + 1
@@ -190,6 +191,8 @@ class DecisionStore:
             self.state.apply(item.event)
             self.log_offset = item.end_offset
             count += 1
+            if notify:
+                self._notify(item.event)
         return count, None
 
     def _reset(self) -> None:
@@ -199,9 +202,13 @@ class DecisionStore:
         self.snapshot_seq = 0
 
     def refresh(self) -> int:
-        """Read-only stores: apply events appended by the writer since; return how many."""
+        """Read-only stores: apply events appended by the writer since; return how many.
+
+        Listeners hear each applied event, as they would have heard the writer's commits, so
+        indexes built over a read-only store follow the writer too.
+        """
         with self._lock:
-            count, _ = self._replay_tail()
+            count, _ = self._replay_tail(notify=True)
             return count
 
     def close(self) -> None:
@@ -467,6 +474,28 @@ class DecisionStore:
                 payload["reason"] = reason
             self._commit(Operation.FORGET, payload, actor, expected_version)
 
+    def import_graph(
+        self,
+        nodes: Sequence[Node],
+        edges: Sequence[Edge],
+        actor: str,
+        *,
+        note: Mapping[str, Any] | None = None,
+        chunk: int = MAX_ITEMS_PER_EVENT,
+    ) -> ImportReport:
+        """Add exported nodes and edges verbatim, as ``import`` events (see :mod:`graph.restore`).
+
+        The whole document is checked first, so bad input writes nothing; what is already
+        stored identically is skipped. ``nodes, edges = read_export(fmt, text)`` reads an export.
+        """
+        with self._lock:
+            plan = plan_import(
+                self.graph, self.state.external_ids, nodes, edges, chunk=chunk, note=note
+            )
+            for payload in plan.payloads:
+                self._commit(Operation.IMPORT, payload, actor)
+            return plan.report
+
     # -- internals -------------------------------------------------------------------------
     def _new_id(self, requested: str | None) -> str:
         if requested is None:
@@ -531,15 +560,18 @@ class DecisionStore:
         apply = self.state.plan(event)
         self.log_offset = self._writer.append(event.to_line())
         apply()
+        self._notify(event)
+        every = self.options.snapshot_every
+        if every and self.state.seq - self.snapshot_seq >= every:
+            self.write_snapshot()
+        return event
+
+    def _notify(self, event: Event) -> None:
         for listener in self.listeners:
             try:
                 listener(event)
             except Exception:  # a derived index must never undo a durable write
                 logger.exception("listener failed on event %s", event.seq)
-        every = self.options.snapshot_every
-        if every and self.state.seq - self.snapshot_seq >= every:
-            self.write_snapshot()
-        return event
 
     def write_snapshot(self) -> None:
         with self._lock:

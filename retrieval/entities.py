@@ -78,6 +78,10 @@ COMMON_WORDS = frozenset(
     ask show find give list explain describe summarize summarise remind use add run fix send read
     write open create help mail email ping deploy merge build move start remove delete review
     install configure release ship plan schedule
+    put cache retry hold generate encrypt decrypt rotate restrict publish expose track pin page
+    shard settle freeze unfreeze personalise personalize integrate implement limit cap set mark
+    split store log monitor alert throttle batch queue validate reject accept approve keep turn
+    incident outage postmortem
     """.split()  # noqa: SIM905
 )
 

@@ -145,6 +145,38 @@ class DualIndex:
             store.listeners.append(index.on_event)
         return index
 
+    @classmethod
+    def open_detached(
+        cls, store: DecisionStore, embedder: Embedder, vectors: VectorIndex
+    ) -> DualIndex:
+        """Indexes for a reader beside the owner: ``vectors`` is a private, empty collection.
+
+        Nothing of the owner's (its ChromaDB, its snapshot) is written. When the owner's memory
+        snapshot matches the log head, the vectors come from it; otherwise every node is
+        embedded. Pair with a read-only store and :meth:`DecisionStore.refresh` to follow.
+        """
+        index = cls(store, embedder, vectors)
+        with store.lock:
+            head = index._head()
+            state = memsnap.load(index.snapshot_path, head)
+            if state is None:
+                index.report = index._catch_up()
+            else:
+                index._restore(state)
+                ids = sorted(index.matrix.ids())
+                for start in range(0, len(ids), _FLUSH_BATCH):
+                    chunk = ids[start : start + _FLUSH_BATCH]
+                    rows = [index.matrix.get(i) for i in chunk]
+                    vectors.upsert(
+                        chunk,
+                        np.stack([r for r in rows if r is not None]),
+                        [index._metadata(store.get(i)) for i in chunk],
+                    )
+                vectors.set_watermark(head)
+                index.report = CatchUpReport(reused=len(ids), from_snapshot=True)
+            store.listeners.append(index.on_event)
+        return index
+
     @property
     def snapshot_path(self) -> Path:
         return self.store.data_dir / "index" / "memory.pickle"
@@ -324,17 +356,23 @@ class DualIndex:
         """Send queued vector writes to ChromaDB and advance its watermark."""
         with self._lock:
             pending, self._pending = self._pending, _Pending()
-            if pending.deletes:
-                self.vectors.delete(sorted(pending.deletes))
-            if pending.upserts:
-                ids = sorted(pending.upserts)
-                self.vectors.upsert(
-                    ids,
-                    np.stack([pending.upserts[i][0] for i in ids]),
-                    [pending.upserts[i][1] for i in ids],
-                )
-            if pending.mark is not None:
-                self.vectors.set_watermark(pending.mark)
+            try:
+                if pending.deletes:
+                    self.vectors.delete(sorted(pending.deletes))
+                if pending.upserts:
+                    ids = sorted(pending.upserts)
+                    self.vectors.upsert(
+                        ids,
+                        np.stack([pending.upserts[i][0] for i in ids]),
+                        [pending.upserts[i][1] for i in ids],
+                    )
+                if pending.mark is not None:
+                    self.vectors.set_watermark(pending.mark)
+            except BaseException:
+                # ChromaDB unreachable: keep the batch for the next flush. Nothing can have
+                # queued meanwhile (the lock is held), and re-sending applied parts is harmless.
+                self._pending = pending
+                raise
 
     # -- reading -----------------------------------------------------------------------------
     def vector_search(
@@ -417,5 +455,8 @@ def touched_nodes(event: Event) -> list[str]:
     node = payload.get("node")
     if isinstance(node, dict) and isinstance(node.get("id"), str):
         return [node["id"]]
+    nodes = payload.get("nodes")  # an import: every node it adds (its edges change no index)
+    if isinstance(nodes, list):
+        return [n["id"] for n in nodes if isinstance(n, dict) and isinstance(n.get("id"), str)]
     node_id = payload.get("id")
     return [node_id] if isinstance(node_id, str) else []

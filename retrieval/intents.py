@@ -73,10 +73,19 @@ class WeightPreset(BaseModel):
     max_nodes: int = Field(ge=1, le=5_000)
     propagation: float = Field(default=0.3, ge=0.0, le=1.0)
     max_fanout: int = Field(default=200, ge=1, le=100_000)
+    effect_weight: float = Field(default=1.0, ge=0.0, le=1.0)
+    """What a causal-family step counts when it walks from a cause to its effect (a decision to
+    what depends on it) rather than from an effect to its cause; below 1 for WHY questions,
+    whose answers are causes."""
 
 
 def _preset(
-    name: str, intent: Intent, weights: tuple[float, float, float, float], beam: int, depth: int
+    name: str,
+    intent: Intent,
+    weights: tuple[float, float, float, float],
+    beam: int,
+    depth: int,
+    effect_weight: float = 1.0,
 ) -> WeightPreset:
     causal, temporal, entity, semantic = weights
     return WeightPreset(
@@ -86,13 +95,14 @@ def _preset(
         beam_width=beam,
         max_depth=depth,
         max_nodes=500,
+        effect_weight=effect_weight,
     )
 
 
 #: The default preset per intent (family weights from the four-graph model; MAGMA/mnemon).
 PRESETS: MappingProxyType[Intent, WeightPreset] = MappingProxyType(
     {
-        Intent.WHY: _preset("why-causal", Intent.WHY, (0.70, 0.20, 0.05, 0.05), 15, 3),
+        Intent.WHY: _preset("why-causal", Intent.WHY, (0.70, 0.20, 0.05, 0.05), 15, 3, 0.4),
         Intent.WHEN: _preset("when-temporal", Intent.WHEN, (0.15, 0.65, 0.10, 0.10), 10, 3),
         Intent.ENTITY: _preset("entity-subject", Intent.ENTITY, (0.10, 0.05, 0.55, 0.30), 10, 3),
         Intent.GENERAL: _preset("general-even", Intent.GENERAL, (0.25, 0.25, 0.25, 0.25), 10, 3),

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from graph.builders import RawAdjacency, raw_adjacency
-from graph.enums import EdgeType
+from graph.enums import EdgeType, RelationFamily
 from graph.timeutil import utc_now
 
 from .entities import entity_keys
@@ -268,22 +268,32 @@ class _Recall:
         preset = self.preset
         trust = preset.families.relative()
         gains = {t.value: trust[t.family] * preset.propagation for t in EdgeType}
+        # Walking a causal edge towards the effect (to what depends on, or was caused by, the
+        # source) answers "what followed", not "why": it counts effect_weight as much.
+        effect_gains = {
+            t.value: gains[t.value] * (preset.effect_weight if t.family is CAUSAL else 1.0)
+            for t in EdgeType
+        }
         raw = raw_adjacency(self.G)
         frontier = list(self.anchors)
         for _depth in range(preset.max_depth):
-            offers: dict[str, tuple[float, str, str, float]] = {}
+            # Each offer keeps the path its source had when offering: a source improved later
+            # in the same round must not hand the target a path the offer never took.
+            offers: dict[str, tuple[float, str, str, float, list[Step]]] = {}
             for source in frontier:
                 if len(raw.succ[source]) + len(raw.pred[source]) > preset.max_fanout:
                     continue  # a hub's evidence is spread too thin to pass on (and costly)
                 parent = self.candidates[source]
                 on_path = {source, *(step.source for step in parent.path)}
-                for target, edge_type, weight in _neighbours(raw, source):
+                for target, edge_type, weight, outgoing in _neighbours(raw, source):
                     if target in on_path:
                         continue
-                    offer = parent.score * gains[edge_type] * min(weight, 1.0)
+                    towards_cause = outgoing != (edge_type in CAUSE_FIRST)
+                    gain = gains[edge_type] if towards_cause else effect_gains[edge_type]
+                    offer = parent.score * gain * min(weight, 1.0)
                     best = offers.get(target)
                     if offer > 0 and (best is None or offer > best[0]):
-                        offers[target] = (offer, source, edge_type, weight)
+                        offers[target] = (offer, source, edge_type, weight, parent.path)
             room = max(0, preset.max_nodes - len(self.candidates))
             admitted = sorted(t for t in offers if t not in self.candidates)[:room]
             cosines = self.index.matrix.similarities(self.vector, admitted)
@@ -292,13 +302,13 @@ class _Recall:
             improved: list[str] = []
             for target in sorted(offers):
                 candidate = self.candidates.get(target)
-                offer, source, edge_type, weight = offers[target]
+                offer, source, edge_type, weight, trail = offers[target]
                 if candidate is None or offer <= candidate.offer:
                     continue
                 family = EdgeType(edge_type).family.value
                 step = Step(source, target, edge_type, family, weight)
                 candidate.offer = offer
-                candidate.path = [*self.candidates[source].path, step]
+                candidate.path = [*trail, step]
                 improved.append(target)
             improved.sort(key=lambda i: (-self.candidates[i].score, i))
             frontier = improved[: preset.beam_width]
@@ -330,16 +340,22 @@ class _Recall:
         return out
 
 
+CAUSAL = RelationFamily.CAUSAL
+#: Causal types whose source is the cause (``a blocks b``); in the others (``a depends_on b``,
+#: ``a caused_by b``, derived ``causal``) the target is the cause.
+CAUSE_FIRST = frozenset({EdgeType.BLOCKS.value})
+
+
 def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
     start, end = window
     return (start is None or when >= start) and (end is None or when < end)
 
 
-def _neighbours(raw: RawAdjacency, node_id: str) -> list[tuple[str, str, float]]:
-    """Every edge at ``node_id`` in either direction: (other end, type, weight)."""
-    out: list[tuple[str, str, float]] = []
-    for adjacency in (raw.succ, raw.pred):
+def _neighbours(raw: RawAdjacency, node_id: str) -> list[tuple[str, str, float, bool]]:
+    """Every edge at ``node_id`` in either direction: (other end, type, weight, outgoing)."""
+    out: list[tuple[str, str, float, bool]] = []
+    for adjacency, outgoing in ((raw.succ, True), (raw.pred, False)):
         for target, keyed in adjacency.get(node_id, {}).items():
             for edge_type, attrs in keyed.items():
-                out.append((target, edge_type, float(attrs.get("weight", 1.0))))
+                out.append((target, edge_type, float(attrs.get("weight", 1.0)), outgoing))
     return out

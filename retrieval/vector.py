@@ -94,7 +94,8 @@ class VectorIndex(Protocol):
 class ChromaVectorIndex:
     """A :class:`VectorIndex` backed by one ChromaDB collection in cosine space.
 
-    Open it with :meth:`persistent` (embedded, on disk) or :meth:`http` (a Chroma server).
+    Open it with :meth:`persistent` (embedded, on disk), :meth:`http` (a Chroma server) or
+    :meth:`ephemeral` (in memory).
 
     Metadata values may be scalars or non-empty lists of strings; Chroma 1.5 stores lists as
     arrays, so ``where={"tags": {"$contains": "db"}}`` matches records whose ``tags`` hold
@@ -106,6 +107,7 @@ class ChromaVectorIndex:
         self._name = collection
         self._location = location
         self._closed = False
+        self._drop_on_close = False
         self._dimension: int | None = None
         self._batch_limit: int | None = None
         try:
@@ -124,6 +126,21 @@ class ChromaVectorIndex:
             # The factories are typed as ClientAPI but build a Client, which is what has close().
             client = cast("Client", chromadb.PersistentClient(path=str(path), settings=_settings()))
         return cls(client, collection, str(path))
+
+    @classmethod
+    def ephemeral(cls, collection: str) -> ChromaVectorIndex:
+        """An in-memory ChromaDB collection that lives as long as the process.
+
+        Ephemeral clients in one process share their collections, so give each user its own
+        ``collection`` name. Used by read-only views that must not write to the owner's index.
+        """
+        import chromadb
+
+        with _translated_errors("opening an in-memory ChromaDB"):
+            client = cast("Client", chromadb.EphemeralClient(settings=_settings()))
+        index = cls(client, collection, "memory")
+        index._drop_on_close = True
+        return index
 
     @classmethod
     def http(
@@ -322,6 +339,9 @@ class ChromaVectorIndex:
     def close(self) -> None:
         """Release the client (for the embedded store: its SQLite handles). Idempotent."""
         if not self._closed:
+            if self._drop_on_close:  # in-memory collections outlive their client otherwise
+                with suppress(Exception):
+                    self._client.delete_collection(self._name)
             self._closed = True
             self._client.close()
 

@@ -5,10 +5,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DATA_DIR ?= ./data
 PACKAGES := graph retrieval service
+UI := service/ui
+UI_STAMP := $(UI)/node_modules/.installed
 
-.PHONY: install serve test lint typecheck unit bench clean
+.PHONY: install ui serve test lint typecheck unit bench notebooks sample clean
 
-install: $(STAMP)
+install: $(STAMP) $(UI_STAMP)
 
 # torch is pinned to the CPU build in constraints.txt; scripts/torch-index-flags.sh adds
 # PyTorch's CPU index only when pip cannot already see that wheel (override: TORCH_CPU_INDEX=...).
@@ -18,17 +20,25 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet $$(scripts/torch-index-flags.sh $(PY)) -c constraints.txt -e ".[dev]"
 	touch $(STAMP)
 
-serve: $(STAMP)
+# The explorer's JavaScript library (d3) comes from npm at the exact version in
+# $(UI)/package-lock.json; `npm ci` installs just that, into $(UI)/node_modules (not committed).
+ui: $(UI_STAMP)
+
+$(UI_STAMP): $(UI)/package.json $(UI)/package-lock.json
+	npm ci --prefix $(UI) --no-audit --no-fund
+	touch $(UI_STAMP)
+
+serve: $(STAMP) $(UI_STAMP)
 	$(VENV)/bin/decigraph serve --data-dir $(DATA_DIR)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check $(PACKAGES) tests bench
-	$(VENV)/bin/ruff format --check $(PACKAGES) tests bench
+	$(VENV)/bin/ruff check $(PACKAGES) tests bench scripts
+	$(VENV)/bin/ruff format --check $(PACKAGES) tests bench scripts
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy $(PACKAGES)
 
-unit: $(STAMP)
+unit: $(STAMP) $(UI_STAMP)
 	$(PY) -m pytest
 
 test: lint typecheck unit
@@ -40,5 +50,13 @@ bench: $(STAMP)
 	$(PY) bench/bench_locomo.py
 	$(PY) bench/bench_recall.py
 
+# The seeded sample store the notebooks read (DECIGRAPH_SAMPLE_DIR, default data/sample).
+sample: $(STAMP)
+	test -e data/sample/events.jsonl || $(VENV)/bin/decigraph sample --data-dir data/sample
+
+# Re-run every notebook in place, refreshing the outputs that are committed with it.
+notebooks: $(STAMP)
+	$(PY) scripts/run_notebooks.py
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis $(UI)/node_modules

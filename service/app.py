@@ -17,15 +17,12 @@ from starlette.concurrency import run_in_threadpool
 
 from graph.export import EXPORT_FORMATS, export_graph
 
-from .agent_methods import register_agent
 from .application import Decigraph
 from .auth import TokenTable
-from .graph_methods import register_graph
-from .guard_methods import register_guards
-from .listing import register_listing
-from .methods import register
 from .metrics import Metrics
-from .rpc import PARSE_ERROR, CallContext, Dispatcher, Registry, RpcError, parse_body
+from .registry import build_registry
+from .rpc import PARSE_ERROR, CallContext, Dispatcher, RpcError, parse_body
+from .ui_routes import add_ui_routes
 
 JSON = "application/json"
 
@@ -36,12 +33,7 @@ def _json(document: Any, status: int = 200, headers: dict[str, str] | None = Non
 
 def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
     api = FastAPI(title="decigraph", version=version("decigraph"))
-    registry = Registry()
-    register(registry, app)
-    register_graph(registry, app)
-    register_listing(registry, app)
-    register_guards(registry, app)
-    register_agent(registry, app)
+    registry = build_registry(app)
     metrics = Metrics()
     dispatcher = Dispatcher(registry, metrics.observe)
     started = time.monotonic()
@@ -113,6 +105,7 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
             return Response(status_code=204)
         return _json(answer)
 
+    add_ui_routes(api, tokens)
     return api
 
 

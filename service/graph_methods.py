@@ -117,10 +117,18 @@ class GraphMethods:
         with self.app.store.lock:
             self.need(p.node_id, "nodeId")
             sub = get_graph(self.G, p.node_id, p.depth, p.edge_types, p.direction)
+            salience = self.app.store.salience()  # cached per log position; sizes the explorer
             return {
                 "centerId": sub.center_id,
                 "depth": sub.depth,
-                "nodes": [{**self.node_card(n.id), "distance": n.distance} for n in sub.nodes],
+                "nodes": [
+                    {
+                        **self.node_card(n.id),
+                        "distance": n.distance,
+                        "salience": salience.get(n.id, 0.0),
+                    }
+                    for n in sub.nodes
+                ],
                 "edges": [edge_view(e) for e in sub.edges],
             }
 

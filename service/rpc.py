@@ -29,6 +29,7 @@ from graph.errors import (
     ValidationError,
     VersionConflictError,
 )
+from retrieval.vector import VectorIndexError
 
 logger = logging.getLogger(__name__)
 
@@ -218,6 +219,10 @@ class Dispatcher:
             raise domain_error(exc) from None
         except pydantic.ValidationError as exc:  # a draft built from valid params refused a value
             raise invalid_params(exc) from None
+        except VectorIndexError as exc:  # e.g. the Chroma server is down or restarting
+            logger.warning("method %r: %s", name, exc)
+            message = f"vector index unavailable, retry later: {exc}"
+            raise RpcError(QUERY_FAILED, message, {"retryable": True}) from None
 
 
 def _error_response(request_id: Any, error: RpcError) -> dict[str, Any]:

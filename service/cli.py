@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -47,17 +48,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (AuthConfigError, OSError) as exc:
         print(f"decigraph: {exc}", file=sys.stderr)
         return 2
-    app = Decigraph.open(settings)
+    # uvicorn shuts down gracefully on SIGTERM and then re-raises the signal; with the default
+    # disposition that kills the process before app.close() (flushing queued vector writes,
+    # snapshotting the indexes) could run. Turn it into an exit that unwinds instead.
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        print(
-            f"decigraph: {app.store.seq} events from {settings.data_dir}; "
-            f"serving http://{settings.host}:{settings.port}/cstp",
-            file=sys.stderr,
-        )
-        uvicorn.run(create_app(app, tokens), host=settings.host, port=settings.port)
+        app = Decigraph.open(settings)
+        try:
+            print(
+                f"decigraph: {app.store.seq} events from {settings.data_dir}; "
+                f"serving http://{settings.host}:{settings.port}/cstp",
+                file=sys.stderr,
+            )
+            uvicorn.run(create_app(app, tokens), host=settings.host, port=settings.port)
+        finally:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let close() finish
+            app.close()
     finally:
-        app.close()
+        signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -132,8 +145,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     from .application import Decigraph
     from .bulk import import_lines, read_lines, stderr_progress
 
+    if args.format != "jsonl":
+        return _import_export(args)
     settings = _settings(args)
-    path = Path(args.file)
+    if len(args.file) != 1:
+        print("decigraph: a JSONL import reads exactly one file", file=sys.stderr)
+        return 2
+    path = Path(args.file[0])
     if not path.is_file():
         print(f"decigraph: {path} is not a file", file=sys.stderr)
         return 2
@@ -153,6 +171,35 @@ def cmd_import(args: argparse.Namespace) -> int:
     lines += [f"  line {e['line']}: {e['error']}" for e in report.errors[:50]]
     _emit(args, data, "\n".join(lines))
     return 1 if report.errors else 0
+
+
+def _import_export(args: argparse.Namespace) -> int:
+    """Import a ``decigraph export`` into the store as ``import`` events, then index it."""
+    from graph.importer import read_export, read_export_files
+
+    settings = _settings(args)
+    nodes, edges = read_export(
+        args.format, read_export_files(args.format, [Path(p) for p in args.file])
+    )
+    options = StoreOptions(fsync=settings.fsync, snapshot_every=settings.snapshot_every)
+    with DecisionStore.open(settings.data_dir, options) as store:
+        report = store.import_graph(nodes, edges, args.actor, note={"format": args.format})
+        data: dict[str, Any] = {**report.to_dict(), "graphHash": store.graph_hash()}
+    human = (
+        f"imported {report.nodes} nodes and {report.edges} edges in {report.events} events "
+        f"({report.skipped_nodes} nodes and {report.skipped_edges} edges already stored)"
+    )
+    if not args.no_index:  # the indexes catch up with the new events, embedding in batches
+        from .application import Decigraph
+
+        app = Decigraph.open(settings)
+        try:
+            data["embedded"] = app.index.report.embedded
+        finally:
+            app.close()
+        human += f"; embedded {data['embedded']} items"
+    _emit(args, data, human)
+    return 0
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
@@ -233,6 +280,32 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sample(args: argparse.Namespace) -> int:
+    from .sample import generate_sample
+
+    settings = _settings(args)
+    try:
+        report = generate_sample(settings.data_dir, seed=args.seed, settings=settings)
+    except FileExistsError as exc:
+        print(f"decigraph: {exc}", file=sys.stderr)
+        return 2
+    data = {
+        "dataDir": str(report.data_dir),
+        "seed": report.seed,
+        "decisions": report.decisions,
+        "memories": report.memories,
+        "edges": report.edges,
+        "events": report.events,
+        "graphHash": report.graph_hash,
+    }
+    human = (
+        f"sample store (seed {report.seed}) in {report.data_dir}: {report.decisions} decisions, "
+        f"{report.memories} memory items, {report.edges} edges, {report.events} events"
+    )
+    _emit(args, data, human)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="decigraph", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -241,9 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
         ("verify", cmd_verify, "check the hash chain and that the graph equals a replay"),
         ("stats", cmd_stats, "count nodes and edges"),
         ("rebuild", cmd_rebuild, "rewrite the snapshot and the indexes from the log"),
-        ("import", cmd_import, "import decisions and memory items from a JSONL file"),
+        ("import", cmd_import, "import JSONL items, or a json, d3, graphml or csv export"),
         ("recall", cmd_recall, "intent-weighted hybrid recall for a query"),
         ("export", cmd_export, "export the graph as json, d3, graphml, cypher or csv"),
+        ("sample", cmd_sample, "write the seeded sample store (for notebooks and demos)"),
     ]:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--data-dir", dest="data_dir", default=None)
@@ -273,11 +347,31 @@ def build_parser() -> argparse.ArgumentParser:
         if name in ("verify", "rebuild", "import", "recall"):
             cmd.add_argument("--chroma-url", dest="chroma_url", default=None)
         if name == "import":
-            cmd.add_argument("file", help="JSONL: recordDecision or remember params per line")
+            cmd.add_argument(
+                "file",
+                nargs="+",
+                help="JSONL (recordDecision or remember params per line), or an export: "
+                "its file, or for csv its directory or nodes.csv and edges.csv",
+            )
+            cmd.add_argument(
+                "--format",
+                choices=["jsonl", "json", "d3", "graphml", "csv"],
+                default="jsonl",
+                help="jsonl (default) or a `decigraph export` format, imported verbatim (ids, "
+                "versions, edges) as import events; cypher targets Neo4j and is not importable",
+            )
+            cmd.add_argument(
+                "--no-index",
+                dest="no_index",
+                action="store_true",
+                help="export formats: skip embedding now (indexes catch up on their next open)",
+            )
             cmd.add_argument(
                 "--on-error", dest="on_error", choices=["skip", "abort"], default="skip"
             )
             cmd.add_argument("--actor", default="import", help="agent id recorded as the author")
+        if name == "sample":
+            cmd.add_argument("--seed", type=int, default=7, help="the same seed, the same log")
         if name == "export":
             cmd.add_argument(
                 "--format", choices=["json", "d3", "graphml", "cypher", "csv"], default="json"

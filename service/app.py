@@ -6,7 +6,9 @@ to the dispatcher, return what it answers. Errors never leave as a 500 or a trac
 
 from __future__ import annotations
 
+import io
 import time
+import zipfile
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
@@ -70,17 +72,26 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     @api.get("/graph/export")
-    def export(request: Request, format: str = "json") -> Response:
+    def export(request: Request, format: str = "json", table: str | None = None) -> Response:
         if tokens.agent_for(request.headers.get("authorization")) is None:
             return _unauthorized()
-        if format not in EXPORT_FORMATS or format == "csv":
-            allowed = ", ".join(f for f in EXPORT_FORMATS if f != "csv")
-            return _json({"error": f"format must be one of {allowed} (csv: use the CLI)"}, 400)
+        if format not in EXPORT_FORMATS:
+            return _json({"error": f"format must be one of {', '.join(EXPORT_FORMATS)}"}, 400)
+        if table is not None and (format != "csv" or table not in ("nodes", "edges")):
+            return _json({"error": "table must be nodes or edges, and only with format=csv"}, 400)
         with app.store.lock:
-            ((name, content),) = export_graph(app.store.graph, format).items()
-        media = {"graphml": "application/xml", "cypher": "text/plain"}.get(format, JSON)
+            files = export_graph(app.store.graph, format)
+        if format == "csv" and table is None:
+            # Two tables, one download: a zip of nodes.csv and edges.csv (what import reads).
+            return Response(
+                zip_files(files),
+                media_type="application/zip",
+                headers={"Content-Disposition": 'attachment; filename="decigraph-csv.zip"'},
+            )
+        name = f"{table}.csv" if table else next(iter(files))
+        media = {"graphml": "application/xml", "cypher": "text/plain", "csv": "text/csv"}
         headers = {"Content-Disposition": f'attachment; filename="{name}"'}
-        return Response(content, media_type=media, headers=headers)
+        return Response(files[name], media_type=media.get(format, JSON), headers=headers)
 
     @api.post("/cstp")
     async def cstp(request: Request) -> Response:
@@ -107,6 +118,17 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
 
     add_ui_routes(api, tokens)
     return api
+
+
+def zip_files(files: dict[str, str]) -> bytes:
+    """``{name: text}`` as a deterministic zip archive (fixed timestamps, sorted names)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[name].encode("utf-8"))
+    return buffer.getvalue()
 
 
 def _unauthorized() -> Response:

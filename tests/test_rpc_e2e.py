@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from graph.store import DecisionStore, StoreOptions
 
 from .test_serve import start_serve, stop_serve
 
@@ -455,6 +459,47 @@ def test_graph_export_route(server: Server) -> None:
         httpx.get(f"{server.url}/graph/export", params={"format": "xlsx"}, headers=auth).status_code
         == 400
     )
+    bad_table = {"format": "json", "table": "nodes"}
+    assert (
+        httpx.get(f"{server.url}/graph/export", params=bad_table, headers=auth).status_code == 400
+    )
+
+
+def test_http_exports_import_back_into_the_same_graph(server: Server, tmp_path: Path) -> None:
+    """Every importable format, downloaded over HTTP, imports into an empty store unchanged."""
+    from graph.importer import read_export
+    from graph.state import graph_hash
+    from service.analyst import graph_from_node_link
+
+    first = server.ok("cstp.recordDecision", {"decision": "Round-trip me over HTTP"})["id"]
+    second = server.ok("cstp.recordDecision", {"decision": "And depend on the first"})["id"]
+    server.ok(
+        "cstp.linkDecisions", {"sourceId": second, "targetId": first, "edgeType": "depends_on"}
+    )
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    def download(**params: str) -> httpx.Response:
+        answer = httpx.get(f"{server.url}/graph/export", params=params, headers=auth, timeout=60)
+        assert answer.status_code == 200, answer.text
+        return answer
+
+    served = graph_hash(graph_from_node_link(download(format="json").json()))
+    with zipfile.ZipFile(io.BytesIO(download(format="csv").content)) as archive:
+        tables = {name: archive.read(name).decode() for name in archive.namelist()}
+    assert sorted(tables) == ["edges.csv", "nodes.csv"]
+    assert download(format="csv", table="nodes").text == tables["nodes.csv"]
+    sources = {
+        "json": download(format="json").text,
+        "d3": download(format="d3").text,
+        "graphml": download(format="graphml").text,
+        "csv": tables,
+    }
+    for number, (fmt, source) in enumerate(sources.items()):
+        document = read_export(fmt, source)
+        with DecisionStore.open(tmp_path / f"into-{number}", StoreOptions(fsync="never")) as store:
+            store.import_graph(document.nodes, document.edges, "http-import")
+            assert store.graph_hash() == served, fmt
+            assert store.verify().ok
 
 
 def test_cstp_cli_contract(server: Server) -> None:

@@ -128,11 +128,7 @@ class GraphState:
         self._check_edges(edges, new_nodes={node.id})
 
         def mutate() -> None:
-            put_node(self.graph, node)
-            if self.mirror is not None:
-                self.mirror.add_node(node.id)
-            if node.external_id is not None:
-                self.external_ids[node.external_id] = node.id
+            self._insert_node(node)
             self._add_edges(edges)
 
         return mutate
@@ -224,16 +220,19 @@ class GraphState:
 
         def mutate() -> None:
             for node in nodes:
-                put_node(self.graph, node)
-                if self.mirror is not None:
-                    self.mirror.add_node(node.id)
-                if node.external_id is not None:
-                    self.external_ids[node.external_id] = node.id
+                self._insert_node(node)
             self._add_edges(edges)
 
         return mutate
 
     # -- helpers ---------------------------------------------------------------------------
+    def _insert_node(self, node: Node) -> None:
+        put_node(self.graph, node)
+        if self.mirror is not None:
+            self.mirror.add_node(node.id)
+        if node.external_id is not None:
+            self.external_ids[node.external_id] = node.id
+
     def _existing(self, node_id: Any, field: str = "id") -> str:
         if not isinstance(node_id, str) or node_id not in self.graph:
             raise NodeNotFoundError(str(node_id), field)

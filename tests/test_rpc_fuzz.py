@@ -19,13 +19,9 @@ from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
 from retrieval.autoedges import AutoEdgeConfig
 from retrieval.index import DualIndex
-from service.agent_methods import register_agent
 from service.application import Decigraph
-from service.graph_methods import register_graph
-from service.guard_methods import register_guards
-from service.listing import register_listing
-from service.methods import register
-from service.rpc import INTERNAL_ERROR, CallContext, Dispatcher, Registry
+from service.registry import build_registry
+from service.rpc import INTERNAL_ERROR, CallContext, Dispatcher
 from service.settings import Settings
 
 from .conftest import TickingClock
@@ -41,13 +37,7 @@ def dispatcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dispa
     index = DualIndex.open(store, HashEmbedder(), MemoryVectorIndex())
     app = Decigraph(Settings(data_dir=data), store, index, AutoEdgeConfig())
     ids = [store.record(DecisionDraft(text=f"seed decision {i}"), "t").id for i in range(4)]
-    registry = Registry()
-    register(registry, app)
-    register_graph(registry, app)
-    register_listing(registry, app)
-    register_guards(registry, app)
-    register_agent(registry, app)
-    yield Dispatcher(registry), ids
+    yield Dispatcher(build_registry(app)), ids
     index.close()
     store.close()
 

@@ -33,6 +33,7 @@ import yaml
 from service.auth import load_tokens
 from service.settings import Settings
 from tests.test_serve import free_port
+from tests.test_vector_index import stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
@@ -436,12 +437,7 @@ class Topology:
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    stop_server(process, timeout=30)  # decigraph flushes and snapshots before it exits
 
 
 @contextmanager

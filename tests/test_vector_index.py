@@ -77,10 +77,11 @@ def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError(f"chroma did not answer within {SERVER_START_TIMEOUT} s: {log_path}")
 
 
-def stop_server(process: subprocess.Popen[bytes]) -> None:
+def stop_server(process: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    """Terminate a server process; kill it if it has not exited within ``timeout`` seconds."""
     process.terminate()
     try:
-        process.wait(timeout=10)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()

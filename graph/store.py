@@ -106,6 +106,7 @@ class DecisionStore:
         self.snapshot_seq = 0
         self.listeners: list[Listener] = []
         self._salience: tuple[int, dict[str, float]] | None = None
+        self._snapshot_failed_seq = 0
         self.open_report = OpenReport(None, 0, None, None)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -213,12 +214,16 @@ class DecisionStore:
 
     def close(self) -> None:
         with self._lock:
-            if self._writer is not None:
-                if self.state.seq > self.snapshot_seq:
+            try:
+                if self._writer is not None and self.state.seq > self.snapshot_seq:
                     self.write_snapshot()
-                self._writer.close()
-                self._writer = None
-            self._dir_lock.release()
+            except OSError as exc:  # e.g. a full disk: the next open replays the log instead
+                logger.warning("could not write a snapshot on close (%s); the log is intact", exc)
+            finally:
+                if self._writer is not None:
+                    self._writer.close()
+                    self._writer = None
+                self._dir_lock.release()
 
     def __enter__(self) -> DecisionStore:
         return self
@@ -562,8 +567,14 @@ class DecisionStore:
         apply()
         self._notify(event)
         every = self.options.snapshot_every
-        if every and self.state.seq - self.snapshot_seq >= every:
-            self.write_snapshot()
+        if every and self.state.seq - max(self.snapshot_seq, self._snapshot_failed_seq) >= every:
+            # The event is durable and applied: a snapshot is only a start-up shortcut, so
+            # failing to write one (e.g. a full disk) must not turn this write into an error.
+            try:
+                self.write_snapshot()
+            except OSError as exc:
+                self._snapshot_failed_seq = self.state.seq  # retry after another `every`
+                logger.warning("could not write a snapshot (%s); the log is intact", exc)
         return event
 
     def _notify(self, event: Event) -> None:
@@ -576,8 +587,15 @@ class DecisionStore:
     def write_snapshot(self) -> None:
         with self._lock:
             header = SnapshotHeader(self.state.seq, self.log_offset, self.state.last_hash)
-            with gc_paused():
-                write_snapshot(self.snapshot_path, self.graph, header)
+            try:
+                with gc_paused():
+                    write_snapshot(self.snapshot_path, self.graph, header)
+            except OSError:
+                # Give back the space a half-written temporary file holds (the old snapshot,
+                # if any, is untouched: the new one only replaces it once complete).
+                tmp = self.snapshot_path.with_name(self.snapshot_path.name + ".tmp")
+                tmp.unlink(missing_ok=True)
+                raise
             self.snapshot_seq = self.state.seq
 
     def verify(self) -> VerifyReport:

@@ -40,7 +40,7 @@ from .matrix import EmbeddingMatrix, Vector
 from .planner import search_vectors
 from .structures import EntityIndex, FacetIndex, TimeKey, Timeline
 from .text import embedding_text, keyword_text
-from .vector import VectorIndex, Watermark
+from .vector import VectorIndex, VectorIndexError, Watermark
 
 logger = logging.getLogger(__name__)
 
@@ -186,10 +186,16 @@ class DualIndex:
         with self.store.lock, self._lock:
             if self.on_event in self.store.listeners:
                 self.store.listeners.remove(self.on_event)
-            self.flush()
-            if self.healthy and not self.store.options.read_only:
-                memsnap.save(self.snapshot_path, self._head(), self._state())
-            self.vectors.close()
+            try:
+                self.flush()
+                if self.healthy and not self.store.options.read_only:
+                    memsnap.save(self.snapshot_path, self._head(), self._state())
+            except (VectorIndexError, OSError) as exc:
+                # ChromaDB unreachable or the disk full: the next open catches up from the log.
+                logger.warning("indexes not flushed or snapshotted on close: %s", exc)
+                self.snapshot_path.with_suffix(".tmp").unlink(missing_ok=True)
+            finally:
+                self.vectors.close()
 
     def _state(self) -> dict[str, Any]:
         return {
@@ -390,7 +396,28 @@ class DualIndex:
                 attrs = graph.nodes.get(node_id)
                 return attrs is not None and filters.matches(attrs, self.is_superseded(node_id))
 
-        return search_vectors(self, vector, k, filters, accept)
+        try:
+            self.flush()
+            return search_vectors(self, vector, k, filters, accept)
+        except VectorIndexError as exc:
+            # ChromaDB is unreachable or will not take the queued writes (e.g. its disk is
+            # full). The in-memory matrix holds every vector: answer exactly from it, slower
+            # but complete, and keep the queue for when ChromaDB is back.
+            logger.warning("vector search from the in-memory matrix: %s", exc)
+            return self._exact_search(vector, k, filters, accept)
+
+    def _exact_search(
+        self, vector: Vector, k: int, filters: RecallFilters, accept: Callable[[str], bool]
+    ) -> list[tuple[str, float]]:
+        allowed = self.facets.candidates(filters.facets())
+        pool = allowed if allowed is not None else self.matrix.ids()
+        fetch = max(k, 1) * 4
+        while True:
+            ranked = self.matrix.nearest_among(vector, pool, fetch)
+            accepted = [hit for hit in ranked if accept(hit[0])]
+            if len(accepted) >= k or len(ranked) < fetch:
+                return accepted[:k]
+            fetch *= 8
 
     def is_superseded(self, node_id: str) -> bool:
         return is_superseded(self.store.graph, node_id)

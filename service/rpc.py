@@ -8,6 +8,7 @@ Nothing a client sends can produce a traceback in the response.
 
 from __future__ import annotations
 
+import errno
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +26,7 @@ from graph.errors import (
     NodeNotFoundError,
     ReadOnlyStoreError,
     SelfLoopError,
+    StorageError,
     StoreLockedError,
     ValidationError,
     VersionConflictError,
@@ -43,8 +45,12 @@ QUERY_FAILED = -32003
 RECORD_FAILED = -32004
 NOT_FOUND = -32005
 CONFLICT = -32009
+STORAGE_FAILED = -32010
 
 MAX_BATCH = 100
+#: Params nest at most this deep. Validation (and the repr in its messages) recurses, so a
+#: 1,000-level value would otherwise end in a RecursionError instead of an answer.
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -132,7 +138,27 @@ def domain_error(exc: DecigraphError) -> RpcError:
         return RpcError(INVALID_PARAMS, str(exc), {"field": "targetId"})
     if isinstance(exc, StoreLockedError | ReadOnlyStoreError):
         return RpcError(RECORD_FAILED, str(exc))
+    if isinstance(exc, StorageError):  # e.g. a full disk: the server's problem, not the params
+        cause = errno.errorcode.get(exc.errno or 0, "EIO")
+        message = f"storage error, nothing was written: {exc.strerror}"
+        return RpcError(STORAGE_FAILED, message, {"retryable": True, "errno": cause})
     return RpcError(INVALID_PARAMS, str(exc))
+
+
+def too_deep(params: Mapping[str, Any]) -> str | None:
+    """The first param whose value nests deeper than :data:`MAX_DEPTH` (walked without
+    recursion), or ``None``."""
+    for key, value in params.items():
+        stack: list[tuple[Any, int]] = [(value, 1)]
+        while stack:
+            item, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                return str(key)
+            if isinstance(item, dict):
+                stack.extend((child, depth + 1) for child in item.values())
+            elif isinstance(item, list):
+                stack.extend((child, depth + 1) for child in item)
+    return None
 
 
 def parse_body(body: bytes) -> Any:
@@ -169,10 +195,12 @@ class Dispatcher:
             return _error_response(None, RpcError(INVALID_REQUEST, "request must be an object"))
         request_id = request.get("id")
         notification = "id" not in request
-        if not (request_id is None or isinstance(request_id, str | int)) or isinstance(
+        # JSON-RPC 2.0: a string, a number (fractions allowed, if discouraged) or null.
+        if not (request_id is None or isinstance(request_id, str | int | float)) or isinstance(
             request_id, bool
         ):
-            return _error_response(None, RpcError(INVALID_REQUEST, "id must be a string or number"))
+            message = "id must be a string, a number or null"
+            return _error_response(None, RpcError(INVALID_REQUEST, message))
         started = time.perf_counter()
         outcome = "ok"
         try:
@@ -208,7 +236,11 @@ class Dispatcher:
         if raw is None:
             raw = {}
         if not isinstance(raw, dict):
-            raise RpcError(INVALID_PARAMS, "params must be an object")
+            raise RpcError(INVALID_PARAMS, "params must be an object", {"field": "params"})
+        deep = too_deep(raw)
+        if deep is not None:
+            message = f"{deep}: nested deeper than {MAX_DEPTH} levels"
+            raise RpcError(INVALID_PARAMS, message, {"field": deep})
         try:
             params = method.params.model_validate(raw)
         except pydantic.ValidationError as exc:

@@ -524,16 +524,13 @@ def test_topology_end_to_end(tmp_path: Path) -> None:
 
         # -- restart Chroma; decigraph keeps running ------------------------------------------
         top.stop_chroma()
-        # decigraph stays alive (its own state is intact) and says clearly what is missing.
+        # decigraph stays alive (its own state is intact): vector search answers exactly from
+        # the in-memory embedding matrix, which holds every vector.
         assert top.health()["status"] == "ok"
-        outage = top.call("recall", query="why did checkout time out?", limit=5)
-        error = outage["error"]
-        assert error["code"] == -32003, outage  # query failed, not an internal error
-        assert error["data"] == {"retryable": True}
-        assert "vector index unavailable" in error["message"]
-        assert top.chroma_url in error["message"]
+        assert top.recall_ids("why did checkout time out?")[0] == timeout
         # Writes go on: the log is the source of truth and the vector write waits in the queue.
         queued = top.result("remember", text="Checkout recovered after pooling was enabled")["id"]
+        assert queued in top.recall_ids("did checkout recover?")
         top.start_chroma()
         # Same path: same collection and vectors; decigraph reconnects without a restart and
         # sends what it queued.

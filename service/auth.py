@@ -36,9 +36,10 @@ class TokenTable:
         """The agent a ``Authorization`` header authenticates, or ``None``."""
         if not self.enabled:
             return ANONYMOUS
-        if not header or not header.startswith("Bearer "):
+        scheme, _, token = (header or "").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:  # the scheme is case-insensitive (RFC 9110)
             return None
-        token = header.removeprefix("Bearer ").strip()
         for known, agent in self.agents.items():
             if secrets.compare_digest(known.encode(), token.encode()):
                 return agent

@@ -8,15 +8,25 @@ answers in snake_case.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+from pydantic_core import ValidationError as CoreValidationError
 
-from graph.drafts import DecisionDraft, MemoryDraft
+from graph.drafts import DecisionDraft, MemoryDraft, parse_review_in
 from graph.enums import Category, EdgeType, NodeKind, Outcome, Stakes
 from graph.model import Bridge, Node, Reason
-from graph.timeutil import UtcDatetime, format_ts
+from graph.timeutil import UtcDatetime, format_ts, parse_ts
 from retrieval.filters import RecallFilters
 from retrieval.intents import Intent
 from retrieval.query import RetrievalMode, query_decisions
@@ -27,6 +37,50 @@ from .application import Decigraph
 from .gate import check_action
 from .rpc import RECORD_FAILED, CallContext, Registry, RpcError
 
+#: Timestamps are stored as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``: a four-digit year keeps text order
+#: equal to time order and keeps every stored value parseable.
+MIN_YEAR, MAX_YEAR = 1000, 9999
+#: Integers must survive the JSON round trip (the encoder writes 64-bit integers only).
+INT_RANGE = range(-(2**63), 2**63)
+MAX_REVIEW_IN = timedelta(days=100 * 365)
+
+
+def _range_error(loc: tuple[str, ...], value: Any, message: str) -> CoreValidationError:
+    error = PydanticCustomError("out_of_range", message)
+    return CoreValidationError.from_exception_data(
+        "Params", [{"type": error, "loc": loc, "input": value}]
+    )
+
+
+def _overflowing_key(value: Any) -> tuple[str, ...]:
+    """The key of a nested object whose timestamp overflows (``()`` when it is the value)."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(item, str):
+                try:
+                    parse_ts(item)
+                except OverflowError:
+                    return (str(key),)
+                except ValueError:
+                    continue
+    return ()
+
+
+def _range_problem(value: Any) -> tuple[tuple[str, ...], str] | None:
+    """Where a validated value leaves the storable range, and why (``None`` when it does not)."""
+    if isinstance(value, datetime):
+        if not MIN_YEAR <= value.year <= MAX_YEAR:
+            return (), f"year must be between {MIN_YEAR} and {MAX_YEAR} (UTC)"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if value not in INT_RANGE:
+            return (), "is out of range (64-bit integers only)"
+    elif isinstance(value, BaseModel) and not isinstance(value, Params):  # e.g. RecallFilters
+        for name, info in type(value).model_fields.items():
+            problem = _range_problem(getattr(value, name))
+            if problem is not None:
+                return (info.alias or name, *problem[0]), problem[1]
+    return None
+
 
 class Params(BaseModel):
     model_config = ConfigDict(
@@ -36,6 +90,22 @@ class Params(BaseModel):
         allow_inf_nan=False,
         str_strip_whitespace=True,
     )
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _storable(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """Refuse, naming the field, dates and integers that validate but cannot be stored or
+        answered: a UTC conversion past year 9999 (``OverflowError``), a year below 1000 (its
+        timestamp text would not parse back), an integer past 64 bits (``1e30`` is a valid
+        ``int`` and would break the JSON encoder when echoed)."""
+        try:
+            result = handler(value)
+        except OverflowError:
+            raise _range_error(_overflowing_key(value), value, "date is out of range") from None
+        problem = _range_problem(result)
+        if problem is not None:
+            raise _range_error(problem[0], value, problem[1])
+        return result
 
 
 class Override(Params):
@@ -62,6 +132,13 @@ class RecordParams(Params):
     confirm: list[str] = Field(default_factory=list)
     contradicts: list[str] = Field(default_factory=list)
     override: Override | None = None
+
+    @field_validator("review_in")
+    @classmethod
+    def _review_in_bounded(cls, value: str | None) -> str | None:
+        if value is not None and parse_review_in(value) > MAX_REVIEW_IN:
+            raise ValueError("must be at most 100 years (e.g. 100y, 1200m)")
+        return value
 
 
 class IdParams(Params):

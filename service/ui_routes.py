@@ -32,6 +32,8 @@ COMMON_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-cache",
 }
+# A 401 says which scheme it wants, like /cstp's (browsers do not prompt for Bearer).
+REFUSED_HEADERS = {**COMMON_HEADERS, "WWW-Authenticate": "Bearer"}
 # Only our own files: no inline script or style, no other origin, no framing.
 PAGE_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -139,8 +141,8 @@ def add_ui_routes(api: FastAPI, tokens: TokenTable, ui_dir: Path = UI_DIR) -> No
     def serve(request: Request, name: str) -> Response:
         if agent_for_request(tokens, request) is None:
             if name:
-                return Response("authentication required", 401, headers=COMMON_HEADERS)
-            headers = {**COMMON_HEADERS, "Content-Security-Policy": LOGIN_CSP}
+                return Response("authentication required", 401, headers=REFUSED_HEADERS)
+            headers = {**REFUSED_HEADERS, "Content-Security-Policy": LOGIN_CSP}
             return HTMLResponse(login_page(COOKIE in request.cookies), 401, headers=headers)
         asset = ASSETS.get(name)
         if asset is None:

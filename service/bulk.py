@@ -21,6 +21,7 @@ import pydantic
 
 from graph.drafts import DecisionDraft, MemoryDraft
 from graph.errors import DecigraphError
+from retrieval.text import compose_embedding_text
 from retrieval.writes import record, remember
 
 from .application import Decigraph
@@ -94,7 +95,14 @@ def import_lines(
 
     def flush() -> None:
         items = [p for _, p in pending]
-        texts_to_embed = [p.decision if isinstance(p, RecordParams) else p.text for p in items]
+        # Exactly the text the write path embeds (a decision's statement with its context and
+        # pattern), so no line is embedded a second time, one at a time, inside record().
+        texts_to_embed = [
+            compose_embedding_text(p.decision, p.context, p.pattern)
+            if isinstance(p, RecordParams)
+            else p.text
+            for p in items
+        ]
         vectors = app.index.embed(texts_to_embed) if texts_to_embed else []
         for (number, params), vector in zip(pending, vectors, strict=True):
             try:
@@ -107,14 +115,7 @@ def import_lines(
                         exclude_none=True,
                     )
                     draft = DecisionDraft(text=params.decision, **fields)
-                    text_only = not (draft.context or draft.pattern)
-                    record(
-                        app.index,
-                        draft,
-                        actor,
-                        app.auto_edges,
-                        vector=vector if text_only else None,
-                    )
+                    record(app.index, draft, actor, app.auto_edges, vector=vector)
                     texts.add((params.decision, params.project))
                     report.created += 1
                 else:

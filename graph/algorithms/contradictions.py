@@ -210,12 +210,38 @@ def _direct_blockers(G: nx.MultiDiGraph[str], node_id: str) -> list[tuple[str, E
     return sorted(found, key=lambda item: (item[0], item[1].value))
 
 
-def _chain(G: nx.MultiDiGraph[str], node_id: str) -> list[Blocker]:
+class _Lookups:
+    """Per-node answers that every chain of one listing asks again (blockers, heirs, reasons)."""
+
+    def __init__(self, G: nx.MultiDiGraph[str]) -> None:
+        self.G = G
+        self._blockers: dict[str, list[tuple[str, EdgeType]]] = {}
+        self._heirs: dict[str, list[list[str]]] = {}
+        self._reasons: dict[str, BlockReason | None] = {}
+
+    def blockers(self, node_id: str) -> list[tuple[str, EdgeType]]:
+        if node_id not in self._blockers:
+            self._blockers[node_id] = _direct_blockers(self.G, node_id)
+        return self._blockers[node_id]
+
+    def heirs(self, node_id: str) -> list[list[str]]:
+        if node_id not in self._heirs:
+            self._heirs[node_id] = _heirs(self.G, node_id)
+        return self._heirs[node_id]
+
+    def reason(self, node_id: str) -> BlockReason | None:
+        if node_id not in self._reasons:
+            self._reasons[node_id] = _reason(self.G, node_id)
+        return self._reasons[node_id]
+
+
+def _chain(G: nx.MultiDiGraph[str], node_id: str, lookups: _Lookups | None = None) -> list[Blocker]:
     """Every unresolved blocker reachable from ``node_id``, breadth-first, by (depth, id).
 
     A blocker found several ways keeps its first: the fewest hops, then the smallest-id parent,
     then the smaller edge type.
     """
+    lookups = lookups or _Lookups(G)
     seen = {node_id}
     frontier: list[Blocker | None] = [None]  # None stands for node_id itself
     chain: list[Blocker] = []
@@ -226,12 +252,12 @@ def _chain(G: nx.MultiDiGraph[str], node_id: str) -> list[Blocker]:
         for parent in frontier:  # in id order, so the smallest-id parent wins ties
             here = node_id if parent is None else parent.node_id
             trail = [node_id] if parent is None else parent.path
-            for blocker, via in _direct_blockers(G, here):
-                for hops in _heirs(G, blocker):
+            for blocker, via in lookups.blockers(here):
+                for hops in lookups.heirs(blocker):
                     heir = hops[-1]
                     if heir in seen or heir in level:
                         continue
-                    reason = _reason(G, heir)
+                    reason = lookups.reason(heir)
                     if reason is None:
                         continue  # resolved: neither it nor what blocks it holds anyone up
                     stands_for = blocker if heir != blocker else None
@@ -243,8 +269,10 @@ def _chain(G: nx.MultiDiGraph[str], node_id: str) -> list[Blocker]:
     return chain
 
 
-def _blocked_chain(G: nx.MultiDiGraph[str], node_id: str) -> BlockedChain:
-    chain = _chain(G, node_id)
+def _blocked_chain(
+    G: nx.MultiDiGraph[str], node_id: str, lookups: _Lookups | None = None
+) -> BlockedChain:
+    chain = _chain(G, node_id, lookups)
     direct = [b for b in chain if b.depth == 1]
     return BlockedChain(node_id, bool(direct), direct, chain)
 
@@ -296,10 +324,11 @@ def get_blocked_chain(
     if node_id is not None:
         return _blocked_chain(G, check_node(G, node_id))
     found: list[BlockedChain] = []
+    lookups = _Lookups(G)
     for node in sorted(G.nodes):
         kind = G.nodes[node].get("kind", NodeKind.DECISION.value)
-        if kind == NodeKind.DECISION.value and is_active(G, node) and _direct_blockers(G, node):
-            item = _blocked_chain(G, node)
+        if kind == NodeKind.DECISION.value and is_active(G, node) and lookups.blockers(node):
+            item = _blocked_chain(G, node, lookups)
             if item.blocked:
                 found.append(item)
     found.sort(key=lambda c: (-len(c.chain), c.node_id))

@@ -140,9 +140,11 @@ def find_path(
     backward = Direction.INCOMING if directed else Direction.BOTH
     # Hops left to the target from each node, as a lower bound that prunes the enumeration.
     # The source is never walked through because a simple path cannot revisit it.
-    to_target = distances(G, target, backward, types, max_length, stop_at=source)
+    # The search stops at the shortest length first; longer paths (max_paths > 1) widen it.
+    to_target = distances(G, target, backward, types, max_length, stop_at=source, until=source)
     if source not in to_target:
         return []
+    shortest = to_target[source]
     adjacency: dict[str, list[str]] = {}
 
     def neighbours(node: str) -> list[str]:
@@ -177,7 +179,11 @@ def find_path(
 
     # One pass per length keeps the output in (length, sequence) order without sorting a
     # possibly huge set; ``path`` holds at most 11 ids, so the membership test stays cheap.
-    for length in range(to_target[source], max_length + 1):
+    widened = False
+    for length in range(shortest, max_length + 1):
+        if length - 1 > shortest and not widened:  # needs nodes beyond the first search
+            to_target = distances(G, target, backward, types, max_length, stop_at=source)
+            widened = True
         if extend([source], length):
             break
     return [

@@ -183,20 +183,38 @@ def distances(
     cutoff: int,
     *,
     stop_at: str | None = None,
+    until: str | None = None,
 ) -> dict[str, int]:
     """Fewest hops from ``start`` to every node within ``cutoff`` hops (breadth-first).
 
-    ``stop_at`` gets its distance when reached but is never walked through.
+    ``stop_at`` gets its distance when reached but is never walked through. With ``until``,
+    the search ends with the level at which ``until`` is reached (every node of that level and
+    the ones before has its distance; farther nodes are absent).
     """
+    # The adjacency dicts directly: this runs over large parts of the graph, and building a
+    # sorted step list per node (as :func:`steps` does) costs several times the walk itself.
+    sides = []
+    if direction is not Direction.INCOMING:
+        sides.append(G.succ)
+    if direction is not Direction.OUTGOING:
+        sides.append(G.pred)
     distance = {start: 0}
     frontier = [start]
     for level in range(1, cutoff + 1):
         found: set[str] = set()
         for node in frontier:
-            if node != stop_at:
-                found.update(s[0] for s in steps(G, node, direction, types) if s[0] not in distance)
+            if node == stop_at:
+                continue
+            for side in sides:
+                for other, keyed in side[node].items():
+                    if other in distance or other in found:
+                        continue
+                    if types is None or not types.isdisjoint(keyed):
+                        found.add(other)
         if not found:
             break
         distance.update(dict.fromkeys(found, level))
-        frontier = sorted(found)
+        if until is not None and until in found:
+            break
+        frontier = list(found)
     return distance

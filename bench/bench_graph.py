@@ -22,16 +22,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import percentile
 from bench.synthetic import decision_spec, edge_type, skewed_target
 from graph.drafts import DecisionDraft
 from graph.errors import DecigraphError
 from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def fill(store: DecisionStore, events: int, rng: random.Random) -> list[float]:
@@ -109,7 +105,7 @@ def main() -> None:
         results["fsync_always"] = {
             "events": len(lat),
             "median_ms": statistics.median(lat) * 1e3,
-            "p95_ms": pct(lat, 0.95) * 1e3,
+            "p95_ms": percentile(lat, 0.95) * 1e3,
             "events_per_s": len(lat) / sum(lat),
         }
 
@@ -123,7 +119,7 @@ def main() -> None:
         results["fsync_never"] = {
             "events": len(lat),
             "median_ms": statistics.median(lat) * 1e3,
-            "p95_ms": pct(lat, 0.95) * 1e3,
+            "p95_ms": percentile(lat, 0.95) * 1e3,
             "events_per_s": len(lat) / elapsed,
         }
         store._writer.close()  # type: ignore[union-attr]  # leave no snapshot behind

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,17 +27,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_locomo import DEFAULT_DATA, load_conversation
+from bench.common import summary
 from bench.synthetic import decision_spec
 from retrieval.keyword import KeywordIndex
 from retrieval.text import terms
 
 
 def stats(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {
-        "median_ms": round(statistics.median(values), 3),
-        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 3),
-    }
+    return summary(values)
 
 
 def bm25s_index(corpus: list[list[str]]) -> Any:

@@ -11,7 +11,7 @@ Baselines computed in the same run over the same items: vector only (cosine, sam
 BM25 (k1 1.5, b 0.75, lowercase alphanumeric tokens) and their reciprocal-rank fusion (k 60),
 as the data README defines them. Nothing here is keyed to the dataset's names or phrasings.
 
-Usage: python bench/bench_locomo.py [--data PATH] [--out bench/results/locomo.json]
+Usage: python bench/bench_locomo.py [--data PATH] [--conversations N] [--out PATH]
 """
 
 from __future__ import annotations
@@ -133,8 +133,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--out", type=Path, default=Path("bench/results/locomo.json"))
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N")
     args = parser.parse_args()
-    samples = json.loads(args.data.read_text())
+    samples = json.loads(args.data.read_text())[: args.conversations]
     embedder = MiniLMEmbedder()
     embedder.embed(["load the model before timing anything"])
     rows: dict[str, list[tuple[int, list[float]]]] = defaultdict(list)
@@ -178,6 +179,7 @@ def main() -> None:
     table = {name: summarise(r) for name, r in rows.items()}
     report = {
         "data": str(args.data.name),
+        "conversations": len(samples),
         "items": items,
         "questions": questions_total,
         "ingest_items_per_s": round(items / ingest_seconds, 1),

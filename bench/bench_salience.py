@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import statistics
@@ -34,6 +33,7 @@ import scipy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.common import percentile
 from bench.synthetic import EDGE_MIX
 from graph.algorithms.salience import compute_salience, weighted_projection
 from graph.enums import EdgeType
@@ -42,12 +42,6 @@ from graph.salience import SparseAdjacency
 
 STAMP = "2026-01-01T00:00:00.000000Z"
 ALPHA, TOL = 0.85, 1e-10
-
-
-def pct(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (with 15 runs, p95 is the slowest run)."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -196,7 +190,7 @@ def run_size(nodes: int, edges: int, seed: int, runs: int) -> dict[str, Any]:
     for _ in range(runs):
         write_one(G, adj, rng)
         ours.append(timed(lambda: compute_salience(G, adj, alpha=ALPHA, tol=TOL)))
-    out["salience_s"] = {"median": statistics.median(ours), "p95": pct(ours, 0.95)}
+    out["salience_s"] = {"median": statistics.median(ours), "p95": percentile(ours, 0.95)}
     scores = compute_salience(G, adj, alpha=ALPHA, tol=TOL)
 
     ids, matrix = weighted_projection(G, adj)
@@ -229,7 +223,7 @@ def run_size(nodes: int, edges: int, seed: int, runs: int) -> dict[str, Any]:
         ig = g.pagerank(damping=ALPHA, weights="weight", implementation="prpack")
         ig_times.append(time.perf_counter() - start)
     ig_vec = np.array(ig)
-    out["igraph_s"] = {"median": statistics.median(ig_times), "p95": pct(ig_times, 0.95)}
+    out["igraph_s"] = {"median": statistics.median(ig_times), "p95": percentile(ig_times, 0.95)}
     out["max_abs_diff_vs_igraph"] = float(np.abs(ours_vec - ig_vec / ig_vec.max()).max())
     out["ratio_ours_over_igraph"] = out["salience_s"]["median"] / out["igraph_s"]["median"]
     return out

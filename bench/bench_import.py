@@ -1,0 +1,151 @@
+"""Bulk import throughput (`decigraph import FILE.jsonl`) next to raw embedding throughput.
+
+For each shape of line, ``--items`` seeded lines are written to a JSONL file and imported into
+an empty data directory by the real CLI (a subprocess: parse and validate every line, embed in
+batches, derive auto-edges, append one fdatasync-ed event per item, index, flush ChromaDB,
+snapshot). Shapes:
+
+- ``decisions, text only``: ``{"decision": ...}`` plus category, stakes, tags, project;
+- ``decisions with context``: the same plus CSTP's ``context`` (embedded with the statement);
+- ``memory items``: ``{"text", "source", "occurredAt", "externalId"}``, like a chat log.
+
+Throughput is items created / wall time of the command, and the steady rate between the
+command's first and last progress report (one per batch of 64 lines: without start-up, model
+load and close). A one-line import gives the command's fixed cost in the same run.
+
+Baseline (the physical limit of the write path): ``MiniLMEmbedder.embed`` on exactly the texts
+the indexes embed for those lines (statement, or statement + context), in batches of 32 as
+the embedder does, in this process, warm, in the same run.
+
+Usage: python bench/bench_import.py [--items 2000] [--seed 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import ROOT
+from bench.dataset import TEAMS, draft_for
+from retrieval.embedder import MiniLMEmbedder
+from retrieval.text import compose_embedding_text
+
+PIPE = subprocess.PIPE
+PROGRESS = re.compile(r"imported (\d+),")
+CREATED = re.compile(r"(\d+) created")
+SHAPES = ("decisions, text only", "decisions with context", "memory items")
+
+
+def lines_for(shape: str, count: int, seed: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """The JSONL objects and the texts the indexes will embed for them."""
+    rng = random.Random(seed)
+    start = datetime(2025, 3, 1, 9, tzinfo=UTC)
+    objects: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for i in range(count):
+        draft = draft_for(rng)
+        if shape == "memory items":
+            team = rng.choice(TEAMS)
+            when = start + timedelta(minutes=7 * i)
+            text = f"{team}: {draft.text}, said during the weekly review"
+            obj = {"text": text, "source": team, "occurredAt": when.isoformat()}
+            objects.append({**obj, "externalId": f"m{i}"})
+            texts.append(text)
+            continue
+        obj: dict[str, Any] = {
+            "decision": f"{draft.text} (item {i})",
+            "category": str(draft.category),
+            "stakes": str(draft.stakes),
+            "tags": draft.tags,
+            "project": draft.project,
+        }
+        if shape == "decisions with context":
+            obj["context"] = draft.context
+        objects.append(obj)
+        texts.append(compose_embedding_text(obj["decision"], obj.get("context"), None))
+    return objects, texts
+
+
+def cli_import(path: Path, data: Path) -> dict[str, Any]:
+    """Run the import; wall time, items created, and the rate between its first and last batch.
+
+    The CLI reports progress on stderr after every batch of 64 lines; the time at which each
+    report arrives gives the steady rate, without start-up, model load and close.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DECIGRAPH_")}
+    command = [sys.executable, "-m", "service.cli", "import", str(path), "--data-dir", str(data)]
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=PIPE, stderr=PIPE)
+    assert proc.stderr is not None
+    assert proc.stdout is not None
+    marks: list[tuple[float, int]] = []
+    buffer = ""
+    while chunk := os.read(proc.stderr.fileno(), 65536).decode(errors="replace"):
+        now = time.perf_counter()
+        buffer += chunk
+        *done, buffer = re.split(r"[\r\n]", buffer)
+        marks += [(now, int(m.group(1))) for line in done if (m := PROGRESS.match(line))]
+    stdout = proc.stdout.read().decode()
+    wall = time.perf_counter() - started
+    if proc.wait() != 0:
+        raise RuntimeError(f"decigraph import failed ({proc.returncode}): {stdout[-2000:]}")
+    created = int(m.group(1)) if (m := CREATED.search(stdout)) else 0
+    out: dict[str, Any] = {"created": created, "wall_s": wall, "steady_per_s": None}
+    if len(marks) >= 3 and marks[-1][0] > marks[0][0]:
+        out["steady_per_s"] = (marks[-1][1] - marks[0][1]) / (marks[-1][0] - marks[0][0])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path("bench/results/import.json"))
+    args = parser.parse_args()
+    embedder = MiniLMEmbedder()
+    embedder.embed(["load the model before timing anything"])
+    results: dict[str, Any] = {"items": args.items, "seed": args.seed, "shapes": {}}
+    with tempfile.TemporaryDirectory(prefix="decigraph-import-") as tmp:
+        root = Path(tmp)
+        one = root / "one.jsonl"
+        one.write_text(json.dumps({"decision": "Measure the import command's fixed cost"}) + "\n")
+        results["one_line_import_s"] = round(cli_import(one, root / "fixed")["wall_s"], 2)
+        for n, shape in enumerate(SHAPES):
+            objects, texts = lines_for(shape, args.items, args.seed + n)
+            path = root / f"shape{n}.jsonl"
+            path.write_text("".join(json.dumps(o) + "\n" for o in objects))
+            started = time.perf_counter()
+            embedder.embed(texts)
+            embed_rate = len(texts) / (time.perf_counter() - started)
+            run = cli_import(path, root / f"data{n}")
+            steady = run["steady_per_s"]
+            results["shapes"][shape] = {
+                "lines": len(objects),
+                "created": run["created"],
+                "import_wall_s": round(run["wall_s"], 2),
+                "import_items_per_s": round(run["created"] / run["wall_s"], 1),
+                "import_steady_items_per_s": None if steady is None else round(steady, 1),
+                "embedding_only_items_per_s": round(embed_rate, 1),
+                "steady_share_of_embedding_rate": None
+                if steady is None
+                else round(steady / embed_rate, 2),
+            }
+            print(shape, json.dumps(results["shapes"][shape]), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

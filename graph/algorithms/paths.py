@@ -1,9 +1,12 @@
 """Paths between two decisions: the shortest, or every simple path up to a length.
 
 :func:`find_path` enumerates simple paths in (length, node-id sequence) order, one length at a
-time, depth-first over id-sorted neighbours. Hop counts to the target (a breadth-first search
-from it that never passes through the source) bound the search: a partial path is extended only
-to nodes from which the target is still reachable in the hops left. That bound is exact for the
+time, depth-first over id-sorted neighbours. The shortest length comes from a breadth-first
+search at both ends (:func:`~graph.algorithms.walk.meet`), whose distance maps admit a node at
+position ``i`` only if it is exactly ``i`` hops from the source and ``length - i`` from the
+target. Longer paths are bounded by hop counts to the target (a search from it that never
+passes through the source): a partial path is extended only to nodes from which the target is
+still reachable in the hops left. That bound is exact for the
 first path and a lower bound for the others, so the enumeration also carries a *visit budget*:
 dense graphs can hold exponentially many near-miss partial paths.
 """
@@ -24,6 +27,7 @@ from graph.algorithms.walk import (
     check_node,
     distances,
     edge_ref,
+    meet,
     steps,
 )
 from graph.enums import Direction
@@ -138,13 +142,12 @@ def find_path(
         return [Path([source], [])]
     forward = Direction.OUTGOING if directed else Direction.BOTH
     backward = Direction.INCOMING if directed else Direction.BOTH
-    # Hops left to the target from each node, as a lower bound that prunes the enumeration.
-    # The source is never walked through because a simple path cannot revisit it.
-    # The search stops at the shortest length first; longer paths (max_paths > 1) widen it.
-    to_target = distances(G, target, backward, types, max_length, stop_at=source, until=source)
-    if source not in to_target:
+    # The shortest length from a search at both ends; its partial distance maps already say
+    # which nodes can sit at which position of a shortest path.
+    met = meet(G, source, target, forward, backward, types, max_length)
+    if met is None:
         return []
-    shortest = to_target[source]
+    shortest = met.length
     adjacency: dict[str, list[str]] = {}
 
     def neighbours(node: str) -> list[str]:
@@ -152,8 +155,22 @@ def find_path(
             adjacency[node] = sorted({s[0] for s in steps(G, node, forward, types)})
         return adjacency[node]
 
+    def on_a_shortest_path(node: str, position: int) -> bool:
+        if position <= met.source_radius and met.from_source.get(node) != position:
+            return False
+        left = shortest - position
+        return left > met.target_radius or met.to_target.get(node) == left
+
     found: list[list[str]] = []
     budget = visit_budget
+    # Hops left to the target from each node, a lower bound that prunes paths longer than the
+    # shortest; computed only if those are asked for.
+    to_target: dict[str, int] = {}
+
+    def allowed(node: str, path: list[str], hops_left: int) -> bool:
+        if len(path) - 1 + hops_left == shortest:
+            return on_a_shortest_path(node, len(path))
+        return to_target.get(node, math.inf) <= hops_left - 1
 
     def extend(path: list[str], hops_left: int) -> bool:
         """Emit, in id order, the simple paths extending ``path`` by exactly ``hops_left``."""
@@ -165,7 +182,7 @@ def find_path(
                     if len(found) == max_paths:
                         return True
                 continue
-            if nxt in path or to_target.get(nxt, math.inf) > hops_left - 1:
+            if nxt in path or not allowed(nxt, path, hops_left):
                 continue
             if budget == 0:
                 return True
@@ -179,11 +196,10 @@ def find_path(
 
     # One pass per length keeps the output in (length, sequence) order without sorting a
     # possibly huge set; ``path`` holds at most 11 ids, so the membership test stays cheap.
-    widened = False
     for length in range(shortest, max_length + 1):
-        if length - 1 > shortest and not widened:  # needs nodes beyond the first search
+        if length > shortest and not to_target:
+            # The source is never walked through: a simple path cannot revisit it.
             to_target = distances(G, target, backward, types, max_length, stop_at=source)
-            widened = True
         if extend([source], length):
             break
     return [

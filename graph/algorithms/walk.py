@@ -175,6 +175,87 @@ def steps(
     return found
 
 
+def _sides(G: nx.MultiDiGraph[str], direction: Direction) -> list[Any]:
+    sides: list[Any] = []
+    if direction is not Direction.INCOMING:
+        sides.append(G.succ)
+    if direction is not Direction.OUTGOING:
+        sides.append(G.pred)
+    return sides
+
+
+def _next_level(
+    sides: list[Any],
+    frontier: list[str],
+    distance: dict[str, int],
+    types: frozenset[str] | None,
+    stop_at: str | None,
+) -> set[str]:
+    found: set[str] = set()
+    for node in frontier:
+        if node == stop_at:
+            continue
+        for side in sides:
+            for other, keyed in side[node].items():
+                if other in distance or other in found:
+                    continue
+                if types is None or not types.isdisjoint(keyed):
+                    found.add(other)
+    return found
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """A bidirectional search's result: the shortest length and both partial distance maps.
+
+    ``from_source`` is exact for every node within ``source_radius`` hops of the source,
+    ``to_target`` within ``target_radius`` of the target; the radii add up to at least
+    ``length``, so every node of a shortest path is checkable against one of them.
+    """
+
+    length: int
+    from_source: dict[str, int]
+    to_target: dict[str, int]
+    source_radius: int
+    target_radius: int
+
+
+def meet(
+    G: nx.MultiDiGraph[str],
+    source: str,
+    target: str,
+    forward: Direction,
+    backward: Direction,
+    types: frozenset[str] | None,
+    cutoff: int,
+) -> Meeting | None:
+    """Shortest hop count from ``source`` to ``target`` (at most ``cutoff``), searching from both
+    ends a level at a time, the smaller frontier first; ``None`` when there is no such path.
+
+    Neither end is walked through by the other side's search (a path never revisits them).
+    """
+    out_sides, in_sides = _sides(G, forward), _sides(G, backward)
+    from_source, to_target = {source: 0}, {target: 0}
+    frontier_s, frontier_t = [source], [target]
+    radius_s = radius_t = 0
+    while radius_s + radius_t < cutoff and frontier_s and frontier_t:
+        grow_source = len(frontier_s) <= len(frontier_t)
+        if grow_source:
+            level = _next_level(out_sides, frontier_s, from_source, types, target)
+            radius_s += 1
+            from_source.update(dict.fromkeys(level, radius_s))
+            frontier_s, other, mine = list(level), to_target, radius_s
+        else:
+            level = _next_level(in_sides, frontier_t, to_target, types, source)
+            radius_t += 1
+            to_target.update(dict.fromkeys(level, radius_t))
+            frontier_t, other, mine = list(level), from_source, radius_t
+        met = [mine + other[node] for node in level if node in other]
+        if met:
+            return Meeting(min(met), from_source, to_target, radius_s, radius_t)
+    return None
+
+
 def distances(
     G: nx.MultiDiGraph[str],
     start: str,
@@ -193,24 +274,11 @@ def distances(
     """
     # The adjacency dicts directly: this runs over large parts of the graph, and building a
     # sorted step list per node (as :func:`steps` does) costs several times the walk itself.
-    sides = []
-    if direction is not Direction.INCOMING:
-        sides.append(G.succ)
-    if direction is not Direction.OUTGOING:
-        sides.append(G.pred)
+    sides = _sides(G, direction)
     distance = {start: 0}
     frontier = [start]
     for level in range(1, cutoff + 1):
-        found: set[str] = set()
-        for node in frontier:
-            if node == stop_at:
-                continue
-            for side in sides:
-                for other, keyed in side[node].items():
-                    if other in distance or other in found:
-                        continue
-                    if types is None or not types.isdisjoint(keyed):
-                        found.add(other)
+        found = _next_level(sides, frontier, distance, types, stop_at)
         if not found:
             break
         distance.update(dict.fromkeys(found, level))

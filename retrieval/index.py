@@ -37,7 +37,7 @@ from .entities import entity_keys
 from .filters import NO_FILTERS, RecallFilters, facet_values, node_time, vector_metadata
 from .keyword import KeywordIndex
 from .matrix import EmbeddingMatrix, Vector
-from .planner import search_vectors
+from .planner import exhaustive_search, search_vectors
 from .structures import EntityIndex, FacetIndex, TimeKey, Timeline
 from .text import embedding_text, keyword_text
 from .vector import VectorIndex, VectorIndexError, Watermark
@@ -410,14 +410,7 @@ class DualIndex:
         self, vector: Vector, k: int, filters: RecallFilters, accept: Callable[[str], bool]
     ) -> list[tuple[str, float]]:
         allowed = self.facets.candidates(filters.facets())
-        pool = allowed if allowed is not None else self.matrix.ids()
-        fetch = max(k, 1) * 4
-        while True:
-            ranked = self.matrix.nearest_among(vector, pool, fetch)
-            accepted = [hit for hit in ranked if accept(hit[0])]
-            if len(accepted) >= k or len(ranked) < fetch:
-                return accepted[:k]
-            fetch *= 8
+        return exhaustive_search(self, vector, max(k, 1), allowed, accept)
 
     def is_superseded(self, node_id: str) -> bool:
         return is_superseded(self.store.graph, node_id)

@@ -73,7 +73,7 @@ def search_vectors(
         accepted = [hit for hit in ranked if accept(hit[0])]
         if len(accepted) >= k or len(hits) < k * OVERFETCH:
             return accepted[:k]
-    return _exhaustive(index, vector, k, allowed, accept)
+    return exhaustive_search(index, vector, k, allowed, accept)
 
 
 def search_keywords(
@@ -94,7 +94,7 @@ def search_keywords(
     return scores.top_accepted(k, accept)
 
 
-def _exhaustive(
+def exhaustive_search(
     index: DualIndex,
     vector: Vector,
     k: int,

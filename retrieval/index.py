@@ -125,6 +125,10 @@ class DualIndex:
         self._lock = threading.RLock()
         self.report = CatchUpReport()
         self.healthy = True
+        # Set when an embedded ChromaDB failed a write (e.g. its disk filled up): after such an
+        # I/O error its next write can block for good, so this process stops writing to it and
+        # answers vector queries from the in-memory matrix; the next open catches it up.
+        self.vectors_failed = False
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -187,7 +191,8 @@ class DualIndex:
             if self.on_event in self.store.listeners:
                 self.store.listeners.remove(self.on_event)
             try:
-                self.flush()
+                if not self.vectors_failed:
+                    self.flush()
                 if self.healthy and not self.store.options.read_only:
                     memsnap.save(self.snapshot_path, self._head(), self._state())
             except (VectorIndexError, OSError) as exc:
@@ -294,7 +299,7 @@ class DualIndex:
         self._index_memory(node, vector)
         self._pending.deletes.discard(node_id)
         self._pending.upserts[node_id] = (vector, self._metadata(node))
-        if len(self._pending.upserts) >= _FLUSH_BATCH:
+        if len(self._pending.upserts) >= _FLUSH_BATCH and not self.vectors_failed:
             self.flush()
 
     @contextmanager
@@ -396,14 +401,19 @@ class DualIndex:
                 attrs = graph.nodes.get(node_id)
                 return attrs is not None and filters.matches(attrs, self.is_superseded(node_id))
 
+        if self.vectors_failed:
+            return self._exact_search(vector, k, filters, accept)
         try:
             self.flush()
             return search_vectors(self, vector, k, filters, accept)
         except VectorIndexError as exc:
             # ChromaDB is unreachable or will not take the queued writes (e.g. its disk is
             # full). The in-memory matrix holds every vector: answer exactly from it, slower
-            # but complete, and keep the queue for when ChromaDB is back.
+            # but complete. A server's queue waits for it to come back; an embedded store is
+            # not written again by this process (see ``vectors_failed``).
             logger.warning("vector search from the in-memory matrix: %s", exc)
+            if getattr(self.vectors, "embedded", False):
+                self.vectors_failed = True
             return self._exact_search(vector, k, filters, accept)
 
     def _exact_search(

@@ -108,6 +108,8 @@ class ChromaVectorIndex:
         self._location = location
         self._closed = False
         self._drop_on_close = False
+        #: An embedded store (in this process, on a local disk) rather than a server.
+        self.embedded = False
         self._dimension: int | None = None
         self._batch_limit: int | None = None
         try:
@@ -125,7 +127,9 @@ class ChromaVectorIndex:
         with _translated_errors(f"opening ChromaDB at {path}"):
             # The factories are typed as ClientAPI but build a Client, which is what has close().
             client = cast("Client", chromadb.PersistentClient(path=str(path), settings=_settings()))
-        return cls(client, collection, str(path))
+        index = cls(client, collection, str(path))
+        index.embedded = True
+        return index
 
     @classmethod
     def ephemeral(cls, collection: str) -> ChromaVectorIndex:

@@ -558,12 +558,25 @@ def test_full_disk_fails_writes_cleanly_and_keeps_reads(
     assert "result" in record("c0000001", text)
     client.ok("remember", {"text": "The disk has space again", "externalId": "freed"})
     events += 1
+    # The embedded ChromaDB failed a write: this process no longer writes to it (its next write
+    # can block after the I/O error) and answers vector queries from the in-memory matrix.
     hits = client.ok("recall", {"query": text, "limit": 5})
     assert "c0000001" in [hit["id"] for hit in hits["results"]]
     client.close()
     served.stop()
     assert served.proc.returncode == 0, served.log_tail()
     assert not list(files.glob("events.jsonl.torn-*"))
+    verify(data, indexes=False, prefix=disk.prefix)
+    # A restart catches ChromaDB up from the log; then the indexes agree with it.
+    again = Served(data, env, tmp_path / "serve-again.log", disk.prefix, disk.preexec)
+    reaper.append(again)
+    disk.attach(again)
+    fresh = Client(again.url, timeout=60)
+    hits = fresh.ok("recall", {"query": text, "limit": 5})
+    assert "c0000001" in [hit["id"] for hit in hits["results"]]
+    fresh.close()
+    again.stop()
+    assert again.proc.returncode == 0, again.log_tail()
     report = verify(data, prefix=disk.prefix)
     assert report["events"] == events
     with DecisionStore.open(files, StoreOptions(read_only=True)) as store:

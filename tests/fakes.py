@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from retrieval.matrix import Vector
 from retrieval.vector import VectorHit, Watermark
+
+if TYPE_CHECKING:
+    from service.application import Decigraph
 
 DIMENSION = 16
 
@@ -110,3 +115,29 @@ def _matches(meta: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
     if op == "$lte":
         return bool(value <= operand)
     raise ValueError(f"unsupported operator {op}")
+
+
+@contextmanager
+def fake_app(data: Path, seed: int) -> Iterator[Decigraph]:
+    """A whole application over a real store, with the hash embedder and in-memory vectors.
+
+    For tests of the service's logic (dispatch, validation, routes) that need no model.
+    """
+    from graph.ids import IdSource
+    from graph.store import DecisionStore, StoreOptions
+    from retrieval.autoedges import AutoEdgeConfig
+    from retrieval.index import DualIndex
+    from service.application import Decigraph
+    from service.settings import Settings
+
+    from .conftest import TickingClock
+
+    store = DecisionStore.open(
+        data, StoreOptions(fsync="never"), clock=TickingClock(), ids=IdSource(seed)
+    )
+    index = DualIndex.open(store, HashEmbedder(), MemoryVectorIndex())
+    try:
+        yield Decigraph(Settings(data_dir=data), store, index, AutoEdgeConfig())
+    finally:
+        index.close()
+        store.close()

@@ -27,17 +27,11 @@ from schemathesis.checks import (
 )
 
 from graph.drafts import DecisionDraft
-from graph.ids import IdSource
-from graph.store import DecisionStore, StoreOptions
-from retrieval.autoedges import AutoEdgeConfig
-from retrieval.index import DualIndex
+from graph.store import DecisionStore
 from service.app import create_app
-from service.application import Decigraph
 from service.auth import TokenTable
-from service.settings import Settings
 
-from .conftest import TickingClock
-from .fakes import HashEmbedder, MemoryVectorIndex
+from .fakes import fake_app
 
 TOKEN = "rest-fuzz-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -59,17 +53,12 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     data = tmp_path_factory.mktemp("rest-fuzz") / "data"
-    store = DecisionStore.open(
-        data, StoreOptions(fsync="never"), clock=TickingClock(), ids=IdSource(3)
-    )
-    index = DualIndex.open(store, HashEmbedder(), MemoryVectorIndex())
-    app = Decigraph(Settings(data_dir=data), store, index, AutoEdgeConfig())
-    first = store.record(DecisionDraft(text="Use PostgreSQL for the ledger"), "seed").id
-    second = store.record(DecisionDraft(text="Use SQLAlchemy for data access"), "seed").id
-    store.link(second, first, "depends_on", "seed")
-    yield Served(create_app(app, TokenTable({TOKEN: "fuzzer"})), store)
-    index.close()
-    store.close()
+    with fake_app(data, seed=3) as app:
+        store = app.store
+        first = store.record(DecisionDraft(text="Use PostgreSQL for the ledger"), "seed").id
+        second = store.record(DecisionDraft(text="Use SQLAlchemy for data access"), "seed").id
+        store.link(second, first, "depends_on", "seed")
+        yield Served(create_app(app, TokenTable({TOKEN: "fuzzer"})), store)
 
 
 @pytest.fixture(scope="module")

@@ -26,10 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graph.drafts import DecisionDraft
-from graph.ids import IdSource
-from graph.store import DecisionStore, StoreOptions
-from retrieval.autoedges import AutoEdgeConfig
-from retrieval.index import DualIndex
+from graph.store import DecisionStore
 from service.app import create_app
 from service.application import Decigraph
 from service.auth import TokenTable
@@ -42,10 +39,8 @@ from service.rpc import (
     RpcError,
     parse_body,
 )
-from service.settings import Settings
 
-from .conftest import TickingClock
-from .fakes import HashEmbedder, MemoryVectorIndex
+from .fakes import fake_app
 
 
 @dataclass
@@ -90,15 +85,10 @@ def check_answer(
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
     data = tmp_path_factory.mktemp("fuzz") / "data"
-    store = DecisionStore.open(
-        data, StoreOptions(fsync="never"), clock=TickingClock(), ids=IdSource(2)
-    )
-    index = DualIndex.open(store, HashEmbedder(), MemoryVectorIndex())
-    app = Decigraph(Settings(data_dir=data), store, index, AutoEdgeConfig())
-    ids = [store.record(DecisionDraft(text=f"seed decision {i}"), "t").id for i in range(4)]
-    yield Fuzzed(Dispatcher(build_registry(app)), ids, store, app)
-    index.close()
-    store.close()
+    with fake_app(data, seed=2) as app:
+        store = app.store
+        ids = [store.record(DecisionDraft(text=f"seed decision {i}"), "t").id for i in range(4)]
+        yield Fuzzed(Dispatcher(build_registry(app)), ids, store, app)
 
 
 FIELD_NAMES = [

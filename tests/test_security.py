@@ -23,18 +23,11 @@ import orjson
 import pytest
 from fastapi.routing import APIRoute
 
-from graph.ids import IdSource
-from graph.store import DecisionStore, StoreOptions
-from retrieval.autoedges import AutoEdgeConfig
-from retrieval.index import DualIndex
 from service.app import create_app
-from service.application import Decigraph
 from service.auth import TokenTable
-from service.settings import Settings
 from service.ui_routes import COOKIE
 
-from .conftest import TickingClock
-from .fakes import HashEmbedder, MemoryVectorIndex
+from .fakes import fake_app
 from .test_serve import ROOT, free_port, stop_serve
 
 TOKEN_A = "agent-a-secret-Zq81xK0pV7mW3rT9"
@@ -69,15 +62,8 @@ BAD_AUTH: dict[str, dict[str, str]] = {
 def app_routes(tmp_path: Path) -> list[tuple[str, str]]:
     """Every (method, path) the application serves, from a real ``create_app`` instance."""
     data = tmp_path / "routes"
-    store = DecisionStore.open(
-        data, StoreOptions(fsync="never"), clock=TickingClock(), ids=IdSource(1)
-    )
-    index = DualIndex.open(store, HashEmbedder(), MemoryVectorIndex())
-    try:
-        api = create_app(
-            Decigraph(Settings(data_dir=data), store, index, AutoEdgeConfig()),
-            TokenTable({TOKEN_A: "agent-a"}),
-        )
+    with fake_app(data, seed=1) as app:
+        api = create_app(app, TokenTable({TOKEN_A: "agent-a"}))
         routes = []
         for route in api.routes:
             assert isinstance(route, APIRoute), f"unexpected route type {route!r}"
@@ -87,9 +73,6 @@ def app_routes(tmp_path: Path) -> list[tuple[str, str]]:
                 )
                 routes.append((method, path))
         return routes
-    finally:
-        index.close()
-        store.close()
 
 
 class Live:

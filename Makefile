@@ -8,7 +8,7 @@ PACKAGES := graph retrieval service
 UI := service/ui
 UI_STAMP := $(UI)/node_modules/.installed
 
-.PHONY: install ui serve test lint typecheck unit soak bench notebooks sample clean
+.PHONY: install ui serve test lint typecheck unit unit-fast soak bench notebooks sample clean
 
 install: $(STAMP) $(UI_STAMP)
 
@@ -38,15 +38,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy $(PACKAGES)
 
+# Every test but the soak runs: tests/{unit,integration,e2e,fuzz} and graph/'s doctests.
 unit: $(STAMP) $(UI_STAMP)
 	$(PY) -m pytest
 
+# Only the tests marked unit (tests/unit and graph/'s doctests: fakes, no model, ChromaDB or
+# server), in seconds; markers come from the directories (tests/conftest.py).
+unit-fast: $(STAMP)
+	$(PY) -m pytest -m unit
+
 test: lint typecheck unit
 
-# The long reliability runs (tests marked soak: 60 s of load, a longer kill -9 loop); the
-# later -m overrides the `-m 'not soak'` in pyproject's addopts. Figures in tests/artifacts/.
+# The long reliability runs (tests/soak: 60 s of load, a longer kill -9 loop); the later -m
+# overrides the `-m 'not soak'` in pyproject's addopts. Figures in tests/artifacts/.
 soak: $(STAMP)
-	$(PY) -m pytest -m soak -s --timeout 1800 tests/test_load.py tests/test_faults.py
+	$(PY) -m pytest -m soak -s --timeout 1800 tests/soak
 
 # Every benchmark, then BENCHMARKS.md from this run's JSON (bench/results/): ~30 min on 2 cores
 # with the stores cached in bench/.cache, ~15 more to build them the first time

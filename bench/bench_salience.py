@@ -5,7 +5,7 @@ Usage: python bench/bench_salience.py [--nodes 100000] [--edges 500000] [--seed 
 
 For each size (``--sizes`` node counts plus ``--nodes``; edges scale with ``--edges/--nodes``)
 a seeded synthetic decision graph is generated and the script reports: the bulk build of
-:class:`~graph.salience.SparseAdjacency` (``from_graph``), the cost of one incremental
+:class:`~graph.adjacency.SparseAdjacency` (``from_graph``), the cost of one incremental
 ``set_edge`` / ``remove_edge``, ``compute_salience`` on the maintained adjacency (median and p95;
 each run follows a write, a new node linked to an old one, as in the service), ``nx.pagerank``
 and igraph's PageRank (PRPACK, compiled) on the same weighted projection, the ratio
@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import percentile
 from bench.synthetic import EDGE_MIX
+from graph.adjacency import SparseAdjacency
 from graph.algorithms.salience import compute_salience, weighted_projection
 from graph.enums import EdgeType
 from graph.gcpause import gc_paused
-from graph.salience import SparseAdjacency
 
 STAMP = "2026-01-01T00:00:00.000000Z"
 ALPHA, TOL = 0.85, 1e-10

@@ -10,11 +10,23 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .enums import Category, EdgeType, Lifecycle, NodeKind, Stakes
-from .model import MAX_CONTEXT, MAX_TEXT, Bridge, MetaValue, Reason, ShortText
+from .model import (
+    MAX_CONTEXT,
+    MAX_PATTERN,
+    MAX_REASONS,
+    MAX_TEXT,
+    Bridge,
+    MetaValue,
+    Reason,
+    ShortText,
+    clean_entities,
+    clean_tags,
+)
 from .timeutil import UtcDatetime
 
 _REVIEW_IN = re.compile(r"^\s*(\d{1,4})\s*([dwmy])\s*$")
 _UNIT_DAYS = {"d": 1, "w": 7, "m": 30, "y": 365}
+MAX_REVIEW_IN = timedelta(days=100 * 365)
 
 
 def parse_review_in(value: str) -> timedelta:
@@ -27,7 +39,7 @@ def parse_review_in(value: str) -> timedelta:
     """
     match = _REVIEW_IN.match(value)
     if not match:
-        raise ValueError(f"reviewIn must look like 7d, 2w, 1m or 1y, got {value!r}")
+        raise ValueError(f"must look like 7d, 2w, 1m or 1y, got {value!r}")
     return timedelta(days=int(match.group(1)) * _UNIT_DAYS[match.group(2)])
 
 
@@ -35,8 +47,9 @@ class _Draft(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=True)
 
 
-class DecisionDraft(_Draft):
-    """The caller-controlled fields of a decision (CSTP ``recordDecision`` params)."""
+class DecisionFields(_Draft):
+    """What any caller may say about a new decision (the ``recordDecision`` params derive
+    from it, so the wire and the domain share one declaration and one set of limits)."""
 
     text: str = Field(min_length=1, max_length=MAX_TEXT)
     id: str | None = None
@@ -44,26 +57,42 @@ class DecisionDraft(_Draft):
     category: Category | None = None
     stakes: Stakes | None = None
     context: str | None = Field(default=None, max_length=MAX_CONTEXT)
-    reasons: list[Reason] = Field(default_factory=list)
+    reasons: list[Reason] = Field(default_factory=list, max_length=MAX_REASONS)
     tags: list[str] = Field(default_factory=list)
-    pattern: str | None = None
+    pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
     bridge: Bridge | None = None
     project: ShortText | None = None
     feature: ShortText | None = None
     pr: ShortText | None = None
     entities: list[str] = Field(default_factory=list)
     external_id: ShortText | None = None
-    lifecycle: Literal[Lifecycle.PROPOSED, Lifecycle.ACCEPTED] = Lifecycle.ACCEPTED
     review_in: str | None = None
-    review_by: UtcDatetime | None = None
-    created_at: UtcDatetime | None = None
 
     @field_validator("review_in")
     @classmethod
     def _review_in(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_review_in(value)  # raises ValueError with the accepted forms
+        if value is not None and parse_review_in(value) > MAX_REVIEW_IN:
+            raise ValueError("must be at most 100 years (e.g. 100y, 1200m)")
         return value
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str]) -> list[str]:
+        return clean_tags(value)
+
+    @field_validator("entities")
+    @classmethod
+    def _entities(cls, value: list[str]) -> list[str]:
+        return clean_entities(value)
+
+
+class DecisionDraft(DecisionFields):
+    """A decision to record: the caller's fields plus what trusted writers (the importer, the
+    sample generator) may also set."""
+
+    lifecycle: Literal[Lifecycle.PROPOSED, Lifecycle.ACCEPTED] = Lifecycle.ACCEPTED
+    review_by: UtcDatetime | None = None
+    created_at: UtcDatetime | None = None
 
     def review_deadline(self, created: datetime) -> datetime | None:
         if self.review_by is not None:
@@ -85,6 +114,16 @@ class MemoryDraft(_Draft):
     tags: list[str] = Field(default_factory=list)
     project: ShortText | None = None
     external_id: ShortText | None = None
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str]) -> list[str]:
+        return clean_tags(value)
+
+    @field_validator("entities")
+    @classmethod
+    def _entities(cls, value: list[str]) -> list[str]:
+        return clean_entities(value)
 
 
 @dataclass(frozen=True, slots=True)

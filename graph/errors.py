@@ -1,8 +1,9 @@
 """One exception hierarchy for the domain core.
 
 Every error names the offending value (an id, a field, a path) so the service layer can map it to
-a JSON-RPC error without re-deriving context. The service maps each class once; see
-``service`` for the codes.
+a JSON-RPC error without re-deriving context. Errors about one input field derive from
+:class:`FieldError` and name it in domain words (snake_case attribute names), never wire names.
+The service maps each class once (and each field to its wire name); see ``service``.
 """
 
 from __future__ import annotations
@@ -14,70 +15,92 @@ class DecigraphError(Exception):
     """Base class of every error the domain core raises on purpose."""
 
 
-class ValidationError(DecigraphError, ValueError):
+class FieldError(DecigraphError):
+    """An error about one input field: ``str(exc)`` is ``f"{field}: {detail}"``.
+
+    ``field`` is a dotted path in the domain's own words (``source``, ``target``, ``type``,
+    ``external_id``, ``expected_version``, ``changes.confidence``, ``edges.0.target``); the
+    transport maps it to its wire names. ``detail`` is the message without the field.
+    """
+
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(f"{field}: {detail}")
+        self.field = field
+        self.detail = detail
+
+    @property
+    def message(self) -> str:
+        """The same as :attr:`detail` (the older name)."""
+        return self.detail
+
+
+class ValidationError(FieldError, ValueError):
     """A value is malformed or out of range; ``field`` names it (dotted path)."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
-
-class NodeNotFoundError(DecigraphError, LookupError):
-    """An operation names a node id that does not exist."""
+class NodeNotFoundError(FieldError, LookupError):
+    """An operation names a node id that does not exist; ``field`` is where it was named."""
 
     def __init__(self, node_id: str, field: str = "id") -> None:
-        super().__init__(f"{field}: no decision or memory item with id {node_id!r}")
-        self.node_id = node_id
-        self.field = field
-
-
-class DuplicateIdError(DecigraphError):
-    """A record or an import asks for an id that is already taken."""
-
-    def __init__(self, node_id: str, detail: str | None = None) -> None:
-        message = f"id: {node_id!r} already exists"
-        super().__init__(f"{message} {detail}" if detail else message)
+        super().__init__(field, f"no decision or memory item with id {node_id!r}")
         self.node_id = node_id
 
 
-class EdgeNotFoundError(DecigraphError, LookupError):
-    """An unlink names an edge that does not exist."""
+class DuplicateIdError(FieldError):
+    """A record or an import asks for an id that is already taken (``field`` is ``id``)."""
+
+    def __init__(self, node_id: str, reason: str | None = None) -> None:
+        detail = f"{node_id!r} already exists"
+        super().__init__("id", f"{detail} {reason}" if reason else detail)
+        self.node_id = node_id
+
+
+class EdgeNotFoundError(FieldError, LookupError):
+    """An unlink names an edge that does not exist.
+
+    ``field`` is ``type`` when a type was named (no edge of that type), else ``target`` (no
+    edge at all from ``source`` to ``target``).
+    """
 
     def __init__(self, source: str, target: str, edge_type: str | None) -> None:
         kind = f"{edge_type!r} edge" if edge_type else "edge"
-        super().__init__(f"no {kind} from {source!r} to {target!r}")
+        super().__init__(
+            "type" if edge_type else "target", f"no {kind} from {source!r} to {target!r}"
+        )
         self.source = source
         self.target = target
         self.edge_type = edge_type
 
 
-class SelfLoopError(DecigraphError):
-    """An edge would connect a node to itself."""
+class SelfLoopError(FieldError):
+    """An edge would connect a node to itself (``field`` is ``target``)."""
 
     def __init__(self, node_id: str, edge_type: str) -> None:
-        super().__init__(f"targetId: a {edge_type!r} edge cannot connect {node_id!r} to itself")
+        super().__init__("target", f"a {edge_type!r} edge cannot connect {node_id!r} to itself")
         self.node_id = node_id
         self.edge_type = edge_type
 
 
-class CycleError(DecigraphError):
-    """An edge of an acyclic type would close a cycle; ``path`` is the cycle it would create."""
+class CycleError(FieldError):
+    """An edge of an acyclic type would close a cycle; ``path`` is the cycle it would create.
+
+    ``field`` is ``type``: the edge is refused because of its type.
+    """
 
     def __init__(self, edge_type: str, path: Sequence[str]) -> None:
         shown = " -> ".join(path)
-        super().__init__(f"edgeType: adding this {edge_type!r} edge would create a cycle: {shown}")
+        super().__init__("type", f"adding this {edge_type!r} edge would create a cycle: {shown}")
         self.edge_type = edge_type
         self.path = list(path)
 
 
-class VersionConflictError(DecigraphError):
-    """``expectedVersion`` did not match the node's current version (optimistic concurrency)."""
+class VersionConflictError(FieldError):
+    """``expected_version`` did not match the node's current version (optimistic concurrency)."""
 
     def __init__(self, node_id: str, expected: int, current: int) -> None:
         super().__init__(
-            f"expectedVersion: {node_id!r} is at version {current}, not {expected}; "
-            "re-read it and retry"
+            "expected_version",
+            f"{node_id!r} is at version {current}, not {expected}; re-read it and retry",
         )
         self.node_id = node_id
         self.expected = expected
@@ -116,3 +139,10 @@ class LogCorruptedError(DecigraphError):
 
 class StorageError(DecigraphError, OSError):
     """Writing to disk failed (full disk, permissions); nothing was applied."""
+
+
+class BackendUnavailableError(DecigraphError):
+    """A backend the store depends on (e.g. the vector database) failed or is unreachable.
+
+    Retryable: nothing the caller sent was wrong, and the same call may succeed later.
+    """

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .enums import (
     Category,
@@ -34,6 +34,7 @@ MAX_TAG_LEN = 100
 MAX_REASONS = 50
 MAX_ENTITIES = 100
 MAX_WEIGHT = 1_000.0
+MAX_PATTERN = 2_000
 
 ShortText = Annotated[str, Field(max_length=MAX_SHORT)]
 MetaValue = str | int | float | bool
@@ -66,6 +67,16 @@ def _clean_str_list(values: list[str], field: str, max_items: int, max_len: int)
     return out
 
 
+def clean_tags(values: list[str]) -> list[str]:
+    """Tags stripped, blank ones dropped, duplicates removed (first kept), within the limits."""
+    return _clean_str_list(values, "tags", MAX_TAGS, MAX_TAG_LEN)
+
+
+def clean_entities(values: list[str]) -> list[str]:
+    """Entities as :func:`clean_tags` cleans tags, within their own limits."""
+    return _clean_str_list(values, "entities", MAX_ENTITIES, MAX_SHORT)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(
         extra="forbid", allow_inf_nan=False, str_strip_whitespace=True, frozen=True
@@ -95,7 +106,7 @@ class Node(_Strict):
     context: str | None = Field(default=None, max_length=MAX_CONTEXT)
     reasons: list[Reason] = Field(default_factory=list, max_length=MAX_REASONS)
     tags: list[str] = Field(default_factory=list)
-    pattern: str | None = Field(default=None, max_length=2_000)
+    pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
     bridge: Bridge | None = None
     project: ShortText | None = None
     feature: ShortText | None = None
@@ -127,12 +138,12 @@ class Node(_Strict):
     @field_validator("tags")
     @classmethod
     def _tags(cls, value: list[str]) -> list[str]:
-        return _clean_str_list(value, "tags", MAX_TAGS, MAX_TAG_LEN)
+        return clean_tags(value)
 
     @field_validator("entities")
     @classmethod
     def _entities(cls, value: list[str]) -> list[str]:
-        return _clean_str_list(value, "entities", MAX_ENTITIES, MAX_SHORT)
+        return clean_entities(value)
 
     @field_validator("lifecycle")
     @classmethod
@@ -165,8 +176,8 @@ class Edge(_Strict):
 
     @field_validator("source", "target")
     @classmethod
-    def _ids(cls, value: str) -> str:
-        return check_node_id(value, "sourceId/targetId")
+    def _ids(cls, value: str, info: ValidationInfo) -> str:
+        return check_node_id(value, info.field_name or "id")
 
     @field_validator("meta")
     @classmethod

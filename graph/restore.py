@@ -145,13 +145,14 @@ def check_new_items(
             owner = external_ids.get(node.external_id) or new_external.get(node.external_id)
             if owner is not None:
                 raise ValidationError(
-                    f"node {node.id!r}: externalId", f"{node.external_id!r} already names {owner!r}"
+                    f"node {node.id!r}: external_id",
+                    f"{node.external_id!r} already names {owner!r}",
                 )
             new_external[node.external_id] = node.id
     seen: set[tuple[str, str, str]] = set()
     for edge in edges:
         name = edge_name(edge)
-        for end, field in ((edge.source, "sourceId"), (edge.target, "targetId")):
+        for end, field in ((edge.source, "source"), (edge.target, "target")):
             if end not in G and end not in new_ids:
                 raise NodeNotFoundError(end, f"{name}: {field}")
         if edge.source == edge.target:

@@ -123,7 +123,7 @@ class GraphState:
             raise DuplicateIdError(node.id)
         if node.external_id is not None and node.external_id in self.external_ids:
             owner = self.external_ids[node.external_id]
-            raise ValidationError("externalId", f"{node.external_id!r} already names {owner!r}")
+            raise ValidationError("external_id", f"{node.external_id!r} already names {owner!r}")
         edges = _parse_edges(payload.get("edges", []))
         self._check_edges(edges, new_nodes={node.id})
 
@@ -137,10 +137,10 @@ class GraphState:
         node_id = self._existing(event.payload.get("id"))
         changes = event.payload.get("changes")
         if not isinstance(changes, dict) or not changes:
-            raise ValidationError("updates", "must be a non-empty object")
+            raise ValidationError("changes", "must be a non-empty object")
         unknown = sorted(set(changes) - UPDATABLE_FIELDS)
         if unknown:
-            raise ValidationError(f"updates.{unknown[0]}", "is not an updatable field")
+            raise ValidationError(f"changes.{unknown[0]}", "is not an updatable field")
         return self._replace_node(node_id, event, dict(changes))
 
     def _plan_review(self, event: Event) -> Mutation:
@@ -173,8 +173,8 @@ class GraphState:
         return lambda: self._add_edges(edges)
 
     def _plan_unlink(self, event: Event) -> Mutation:
-        source = self._existing(event.payload.get("source"), "sourceId")
-        target = self._existing(event.payload.get("target"), "targetId")
+        source = self._existing(event.payload.get("source"), "source")
+        target = self._existing(event.payload.get("target"), "target")
         raw_type = event.payload.get("type")
         types = edge_types_between(self.graph, source, target)
         if raw_type is not None:
@@ -249,15 +249,16 @@ class GraphState:
         try:
             node = Node.model_validate(merged)
         except pydantic.ValidationError as exc:
-            raise model_error(exc, "updates.") from None
+            raise model_error(exc, "changes.") from None
         return lambda: put_node(self.graph, node)
 
     def _check_edges(self, edges: list[Edge], new_nodes: set[str]) -> None:
         pending: dict[EdgeType, dict[str, list[str]]] = {}
         for index, edge in enumerate(edges):
-            for end, field in ((edge.source, "sourceId"), (edge.target, "targetId")):
+            for end, field in ((edge.source, "source"), (edge.target, "target")):
                 if end not in self.graph and end not in new_nodes:
-                    raise NodeNotFoundError(end, field if len(edges) == 1 else f"edges.{index}")
+                    prefix = "" if len(edges) == 1 else f"edges.{index}."
+                    raise NodeNotFoundError(end, prefix + field)
             if edge.source == edge.target:
                 raise SelfLoopError(edge.source, edge.type.value)
             if edge.type.acyclic:
@@ -325,7 +326,7 @@ def _edge_type(raw: Any) -> EdgeType:
         return EdgeType(raw)
     except ValueError:
         allowed = ", ".join(t.value for t in EdgeType)
-        raise ValidationError("edgeType", f"{raw!r} is not one of: {allowed}") from None
+        raise ValidationError("type", f"{raw!r} is not one of: {allowed}") from None
 
 
 def graph_hash(G: nx.MultiDiGraph[str]) -> str:

@@ -1,78 +1,48 @@
-"""The decision store: an event log on disk and the graph materialised from it.
+"""The decision store: the decision operations over the event-sourced graph.
 
-Every change goes through :meth:`DecisionStore._commit`: build the event, validate it against the
-current state (nothing written on error), append it durably, then apply it. Reads go to
-``store.graph``, a NetworkX ``MultiDiGraph`` that the free functions in
-:mod:`graph.algorithms` take as their first argument.
+Every change goes through :meth:`~graph.persistence.LoggedGraph._commit` (build the event,
+validate it against the current state, append it durably, then apply it); opening, replay and
+snapshots live in :mod:`graph.persistence`. Reads go to ``store.graph``, a NetworkX
+``MultiDiGraph`` that the free functions in :mod:`graph.algorithms` take as their first argument.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-import networkx as nx
 import pydantic
 
 from .algorithms.salience import compute_salience
 from .drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from .enums import EdgeType, Lifecycle, NodeKind, Outcome
-from .errors import (
-    DecigraphError,
-    DuplicateIdError,
-    NodeNotFoundError,
-    ReadOnlyStoreError,
-    ValidationError,
-)
-from .eventlog import FsyncPolicy, LogWriter, TornTail, read_events
-from .events import Event, Operation
-from .gcpause import gc_paused
+from .errors import DuplicateIdError, NodeNotFoundError, ValidationError
+from .events import Operation
 from .ids import IdSource
-from .lockfile import DirectoryLock
 from .model import Edge, Node, check_node_id
+from .persistence import (
+    LOG_NAME,
+    SNAPSHOT_NAME,
+    Listener,
+    LoggedGraph,
+    OpenReport,
+    StoreOptions,
+)
 from .restore import MAX_ITEMS_PER_EVENT, ImportReport, plan_import
-from .salience import SparseAdjacency
-from .snapshot import SnapshotHeader, read_snapshot, write_snapshot
-from .state import UPDATABLE_FIELDS, GraphState, graph_hash, model_error
-from .timeutil import format_ts, utc_now
-from .verification import VerifyReport, verify_log
+from .state import UPDATABLE_FIELDS, model_error
 
-LOG_NAME = "events.jsonl"
-SNAPSHOT_NAME = "snapshot.json"
-
-logger = logging.getLogger(__name__)
-Listener = Callable[[Event], None]
-
-
-@dataclass(frozen=True)
-class StoreOptions:
-    """How a store is opened.
-
-    ``snapshot_every``: events between automatic snapshots (0 turns them off; one is still
-    written on close). ``fsync``: see :mod:`graph.eventlog`. ``use_snapshot=False`` replays the
-    whole log (``decigraph rebuild``).
-    """
-
-    fsync: FsyncPolicy = "always"
-    snapshot_every: int = 10_000
-    read_only: bool = False
-    use_snapshot: bool = True
-
-
-@dataclass(frozen=True)
-class OpenReport:
-    """How the store reached its state at open: from a snapshot plus tail, or a full replay."""
-
-    snapshot_seq: int | None
-    replayed: int
-    torn_tail: TornTail | None
-    torn_saved_to: Path | None
+__all__ = [
+    "LOG_NAME",
+    "SNAPSHOT_NAME",
+    "DecisionStore",
+    "LinkResult",
+    "Listener",
+    "OpenReport",
+    "StoreOptions",
+]
 
 
 @dataclass(frozen=True)
@@ -81,7 +51,7 @@ class LinkResult:
     created: bool
 
 
-class DecisionStore:
+class DecisionStore(LoggedGraph):
     """An event-sourced decision graph in ``data_dir``; use :meth:`open`."""
 
     def __init__(
@@ -91,165 +61,10 @@ class DecisionStore:
         clock: Callable[[], datetime],
         ids: IdSource,
     ) -> None:
-        self.data_dir = data_dir
-        self.options = options
-        self.log_path = data_dir / LOG_NAME
-        self.snapshot_path = data_dir / SNAPSHOT_NAME
-        self._clock = clock
-        self._ids = ids
-        self._lock = threading.RLock()
-        self._dir_lock = DirectoryLock(data_dir)
-        self._writer: LogWriter | None = None
-        self.adjacency = SparseAdjacency()
-        self.state = GraphState(self.adjacency)
-        self.log_offset = 0
-        self.snapshot_seq = 0
-        self.listeners: list[Listener] = []
+        super().__init__(data_dir, options, clock, ids)
         self._salience: tuple[int, dict[str, float]] | None = None
-        self._snapshot_failed_seq = 0
-        self.open_report = OpenReport(None, 0, None, None)
-
-    # -- lifecycle -------------------------------------------------------------------------
-    @classmethod
-    def open(
-        cls,
-        data_dir: str | Path,
-        options: StoreOptions | None = None,
-        *,
-        clock: Callable[[], datetime] = utc_now,
-        ids: IdSource | None = None,
-    ) -> DecisionStore:
-        """Open (creating if needed) the store in ``data_dir``: lock, load snapshot, replay tail."""
-        options = options or StoreOptions()
-        path = Path(data_dir)
-        if not options.read_only:
-            path.mkdir(parents=True, exist_ok=True)
-        store = cls(path, options, clock, ids or IdSource())
-        store._load()
-        return store
-
-    def _load(self) -> None:
-        if not self.options.read_only:
-            self._dir_lock.acquire()
-        try:
-            with gc_paused():
-                snapshot_seq, replayed, torn = self._materialise()
-            saved: Path | None = None
-            if not self.options.read_only:
-                self._writer = LogWriter(self.log_path, self.options.fsync)
-                if torn is not None:
-                    saved = self._writer.cut_torn_tail(torn)
-                    logger.warning("cut torn log tail (%s), saved to %s", torn.reason, saved)
-            self.open_report = OpenReport(snapshot_seq, replayed, torn, saved)
-        except BaseException:
-            self._dir_lock.release()
-            raise
-
-    def _materialise(self) -> tuple[int | None, int, TornTail | None]:
-        snapshot_seq = self._restore_snapshot()
-        try:
-            replayed, torn = self._replay_tail()
-        except DecigraphError as exc:
-            if snapshot_seq is None:
-                raise
-            # The tail does not chain onto the snapshot (e.g. the log was restored from a
-            # backup): the log is the source of truth, so rebuild from it alone.
-            logger.warning("snapshot disagrees with the log (%s); replaying the whole log", exc)
-            self._reset()
-            snapshot_seq = None
-            replayed, torn = self._replay_tail()
-        return snapshot_seq, replayed, torn
-
-    def _restore_snapshot(self) -> int | None:
-        loaded = read_snapshot(self.snapshot_path) if self.options.use_snapshot else None
-        if loaded is None:
-            return None
-        header, G = loaded
-        if not self.log_path.exists() or self.log_path.stat().st_size < header.log_offset:
-            logger.warning("snapshot is ahead of the log; ignoring it")
-            return None
-        self.state.graph = G
-        self.state.seq = header.seq
-        self.state.last_hash = header.last_hash
-        self.state.external_ids = {
-            attrs["external_id"]: node_id
-            for node_id, attrs in G.nodes(data=True)
-            if "external_id" in attrs
-        }
-        self.adjacency = SparseAdjacency.from_graph(G)
-        self.state.mirror = self.adjacency
-        self.log_offset = header.log_offset
-        self.snapshot_seq = header.seq
-        return header.seq
-
-    def _replay_tail(self, notify: bool = False) -> tuple[int, TornTail | None]:
-        count = 0
-        for item in read_events(
-            self.log_path, self.log_offset, self.state.last_hash, self.state.seq + 1
-        ):
-            if isinstance(item, TornTail):
-                return count, item
-            self.state.apply(item.event)
-            self.log_offset = item.end_offset
-            count += 1
-            if notify:
-                self._notify(item.event)
-        return count, None
-
-    def _reset(self) -> None:
-        self.adjacency = SparseAdjacency()
-        self.state = GraphState(self.adjacency)
-        self.log_offset = 0
-        self.snapshot_seq = 0
-
-    def refresh(self) -> int:
-        """Read-only stores: apply events appended by the writer since; return how many.
-
-        Listeners hear each applied event, as they would have heard the writer's commits, so
-        indexes built over a read-only store follow the writer too.
-        """
-        with self._lock:
-            count, _ = self._replay_tail(notify=True)
-            return count
-
-    def close(self) -> None:
-        with self._lock:
-            try:
-                if self._writer is not None and self.state.seq > self.snapshot_seq:
-                    self.write_snapshot()
-            except OSError as exc:  # e.g. a full disk: the next open replays the log instead
-                logger.warning("could not write a snapshot on close (%s); the log is intact", exc)
-            finally:
-                if self._writer is not None:
-                    self._writer.close()
-                    self._writer = None
-                self._dir_lock.release()
-
-    def __enter__(self) -> DecisionStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- reads -----------------------------------------------------------------------------
-    @property
-    def graph(self) -> nx.MultiDiGraph[str]:
-        return self.state.graph
-
-    @property
-    def seq(self) -> int:
-        return self.state.seq
-
-    @property
-    def lock(self) -> threading.RLock:
-        """Held during every write; hold it to read a consistent multi-step view."""
-        return self._lock
-
     def get(self, node_id: str) -> Node:
         if node_id not in self.graph:
             raise NodeNotFoundError(node_id)
@@ -257,9 +72,6 @@ class DecisionStore:
 
     def find_external(self, external_id: str) -> str | None:
         return self.state.external_ids.get(external_id)
-
-    def graph_hash(self) -> str:
-        return graph_hash(self.graph)
 
     def now(self) -> datetime:
         """A reading of the store's clock (what the next event would be stamped with)."""
@@ -331,21 +143,28 @@ class DecisionStore:
         changes: Mapping[str, Any],
         actor: str,
         expected_version: int | None = None,
+        note: Mapping[str, Any] | None = None,
     ) -> Node:
-        """Change updatable fields; the payload logged is the normalised form of ``changes``."""
+        """Change updatable fields; the payload logged is the normalised form of ``changes``.
+
+        ``note`` is kept in the event for the audit trail (e.g. a guardrail override); replay
+        ignores it.
+        """
         with self._lock:
             current = self.get(node_id)
             unknown = sorted(set(changes) - UPDATABLE_FIELDS)
             if unknown:
-                raise ValidationError(f"updates.{unknown[0]}", "is not an updatable field")
+                raise ValidationError(f"changes.{unknown[0]}", "is not an updatable field")
             if not changes:
-                raise ValidationError("updates", "must name at least one field")
+                raise ValidationError("changes", "must name at least one field")
             try:
                 merged = Node.model_validate({**current.model_dump(), **changes})
             except pydantic.ValidationError as exc:
-                raise model_error(exc, "updates.") from None
+                raise model_error(exc, "changes.") from None
             normal = merged.model_dump(mode="json", include=set(changes))
-            payload = {"id": node_id, "changes": normal}
+            payload: dict[str, Any] = {"id": node_id, "changes": normal}
+            if note:
+                payload["note"] = dict(note)
             self._commit(Operation.UPDATE, payload, actor, expected_version)
             return self.get(node_id)
 
@@ -540,68 +359,6 @@ class DecisionStore:
 
     def _edge_exists(self, edge: Mapping[str, Any]) -> bool:
         return bool(self.graph.has_edge(edge["source"], edge["target"], edge["type"]))
-
-    def _commit(
-        self,
-        op: Operation,
-        payload: dict[str, Any],
-        actor: str,
-        expected_version: int | None = None,
-        *,
-        now: datetime | None = None,
-    ) -> Event:
-        if self._writer is None:
-            raise ReadOnlyStoreError(str(self.data_dir))
-        event = Event.create(
-            seq=self.state.seq + 1,
-            event_id=self._ids.event_id(),
-            ts=format_ts(now or self._clock()),
-            actor=actor,
-            op=op,
-            payload=payload,
-            prev=self.state.last_hash,
-            expected_version=expected_version,
-        )
-        apply = self.state.plan(event)
-        self.log_offset = self._writer.append(event.to_line())
-        apply()
-        self._notify(event)
-        every = self.options.snapshot_every
-        if every and self.state.seq - max(self.snapshot_seq, self._snapshot_failed_seq) >= every:
-            # The event is durable and applied: a snapshot is only a start-up shortcut, so
-            # failing to write one (e.g. a full disk) must not turn this write into an error.
-            try:
-                self.write_snapshot()
-            except OSError as exc:
-                self._snapshot_failed_seq = self.state.seq  # retry after another `every`
-                logger.warning("could not write a snapshot (%s); the log is intact", exc)
-        return event
-
-    def _notify(self, event: Event) -> None:
-        for listener in self.listeners:
-            try:
-                listener(event)
-            except Exception:  # a derived index must never undo a durable write
-                logger.exception("listener failed on event %s", event.seq)
-
-    def write_snapshot(self) -> None:
-        with self._lock:
-            header = SnapshotHeader(self.state.seq, self.log_offset, self.state.last_hash)
-            try:
-                with gc_paused():
-                    write_snapshot(self.snapshot_path, self.graph, header)
-            except OSError:
-                # Give back the space a half-written temporary file holds (the old snapshot,
-                # if any, is untouched: the new one only replaces it once complete).
-                tmp = self.snapshot_path.with_name(self.snapshot_path.name + ".tmp")
-                tmp.unlink(missing_ok=True)
-                raise
-            self.snapshot_seq = self.state.seq
-
-    def verify(self) -> VerifyReport:
-        """Re-read the whole log, check the hash chain, replay it and compare with this graph."""
-        with self._lock:
-            return verify_log(self.log_path, self.state.seq, self.graph)
 
 
 def _build_node(fields: dict[str, Any]) -> Node:

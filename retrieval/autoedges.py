@@ -8,6 +8,7 @@ written in the same log event as the item, so replay never re-derives them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -107,8 +108,17 @@ def _edge(
     )
 
 
-def plan_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> EdgePlan:
-    """Derive the edges (and suggestions) for ``item`` against what the indexes hold now."""
+def plan_edges(
+    index: DualIndex,
+    item: Incoming,
+    config: AutoEdgeConfig,
+    contradictions: Sequence[Suggestion] | None = None,
+) -> EdgePlan:
+    """Derive the edges (and suggestions) for ``item`` against what the indexes hold now.
+
+    ``contradictions``: the guardrail's contradiction pass for this decision, when it already
+    ran (it is not computed a second time).
+    """
     plan = EdgePlan()
     linked: set[tuple[str, EdgeType]] = set()
 
@@ -133,7 +143,9 @@ def plan_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> Edge
     for draft in causal_edges(index, item, config):
         add(draft)
     if item.kind is NodeKind.DECISION:
-        for suggestion in contradiction_suggestions(index, item, neighbours, config):
+        if contradictions is None:
+            contradictions = contradiction_suggestions(index, item, neighbours, config)
+        for suggestion in contradictions:
             threshold = config.contradiction_auto_apply
             if threshold is not None and suggestion.score >= threshold:
                 add(

@@ -13,10 +13,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from graph.enums import Category, Lifecycle, NodeKind, ReviewStatus, Stakes
+from graph.lifecycle import is_superseded
 from graph.timeutil import UtcDatetime, format_ts
 
 _STATUS_VALUES = frozenset({s.value for s in ReviewStatus} | {lc.value for lc in Lifecycle})
@@ -148,6 +150,16 @@ class RecallFilters(BaseModel):
 
 
 NO_FILTERS = RecallFilters()
+
+
+def passes(G: nx.MultiDiGraph[str], filters: RecallFilters, node_id: str) -> bool:
+    """Whether ``node_id`` is a node of ``G`` that passes ``filters``.
+
+    The one filter predicate of every retrieval path: superseded nodes pass only with
+    ``include_superseded``; ``status`` matches a superseded node's effective lifecycle.
+    """
+    attrs = G.nodes.get(node_id)
+    return attrs is not None and filters.matches(attrs, is_superseded(G, node_id))
 
 
 def node_time(attrs: Mapping[str, Any]) -> str:

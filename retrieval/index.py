@@ -34,7 +34,14 @@ from graph.timeutil import parse_ts
 from . import memsnap
 from .embedder import Embedder
 from .entities import entity_keys
-from .filters import NO_FILTERS, RecallFilters, facet_values, node_time, vector_metadata
+from .filters import (
+    NO_FILTERS,
+    RecallFilters,
+    facet_values,
+    node_time,
+    passes,
+    vector_metadata,
+)
 from .keyword import KeywordIndex
 from .matrix import EmbeddingMatrix, Vector
 from .planner import exhaustive_search, search_vectors
@@ -395,11 +402,10 @@ class DualIndex:
     ) -> list[tuple[str, float]]:
         """The ``k`` nearest nodes passing the filters, with exact cosines (see ``planner``)."""
         if accept is None:
-            graph = self.store.graph
+            G = self.store.graph
 
             def accept(node_id: str) -> bool:
-                attrs = graph.nodes.get(node_id)
-                return attrs is not None and filters.matches(attrs, self.is_superseded(node_id))
+                return passes(G, filters, node_id)
 
         if self.vectors_failed:
             return self._exact_search(vector, k, filters, accept)

@@ -18,14 +18,13 @@ Every path returns exact cosines from the matrix, sorted by (score desc, id).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .filters import RecallFilters
 from .keyword import KeywordScores
-from .matrix import Vector
-
-if TYPE_CHECKING:
-    from .index import DualIndex
+from .matrix import EmbeddingMatrix, Vector
+from .structures import FacetIndex
+from .vector import VectorIndex
 
 EXACT_SCAN_LIMIT = 20_000
 OVERFETCH = 3
@@ -34,8 +33,24 @@ MAX_FETCH = 2_000
 Hit = tuple[str, float]
 
 
+class SearchSpace(Protocol):
+    """What a search reads of an index (:class:`~retrieval.index.DualIndex` is one)."""
+
+    @property
+    def matrix(self) -> EmbeddingMatrix: ...
+
+    @property
+    def facets(self) -> FacetIndex: ...
+
+    @property
+    def vectors(self) -> VectorIndex: ...
+
+    def flush(self) -> None:
+        """Send queued vector writes to ChromaDB before it is queried."""
+
+
 def search_vectors(
-    index: DualIndex,
+    index: SearchSpace,
     vector: Vector,
     k: int,
     filters: RecallFilters,
@@ -77,7 +92,7 @@ def search_vectors(
 
 
 def search_keywords(
-    index: DualIndex,
+    index: SearchSpace,
     scores: KeywordScores,
     k: int,
     filters: RecallFilters,
@@ -95,7 +110,7 @@ def search_keywords(
 
 
 def exhaustive_search(
-    index: DualIndex,
+    index: SearchSpace,
     vector: Vector,
     k: int,
     allowed: set[str] | None,

@@ -4,7 +4,7 @@ Hybrid scores follow CSTP (``hybridWeight`` x semantic + (1 - hybridWeight) x ke
 side is divided by its best score instead of min-max normalised, so the weakest hit of a list
 keeps a score proportional to its strength instead of dropping to zero.
 
-Graph mode (``decisionId`` given) merges the decision's neighbours within ``hops`` with the
+Graph mode (``decision_id`` given) merges the decision's neighbours within ``hops`` with the
 hybrid results; a decision found both ways ranks above one found one way only (F045
 ``dual_query``), then by score, then by id.
 """
@@ -20,7 +20,7 @@ from graph.builders import raw_adjacency
 from graph.enums import NodeKind
 from graph.errors import NodeNotFoundError, ValidationError
 
-from .filters import NO_FILTERS, RecallFilters
+from .filters import NO_FILTERS, RecallFilters, passes
 from .index import DualIndex
 from .keyword import KeywordScores
 from .matrix import Vector
@@ -85,20 +85,20 @@ def query_decisions(
         mode = RetrievalMode(mode)
     except ValueError:
         allowed = ", ".join(m.value for m in RetrievalMode)
-        raise ValidationError("retrievalMode", f"{mode!r} is not one of: {allowed}") from None
+        raise ValidationError("mode", f"{mode!r} is not one of: {allowed}") from None
     if not 0.0 <= hybrid_weight <= 1.0:
-        raise ValidationError("hybridWeight", f"must be between 0 and 1, got {hybrid_weight!r}")
+        raise ValidationError("hybrid_weight", f"must be between 0 and 1, got {hybrid_weight!r}")
     if not 1 <= limit <= 500:
         raise ValidationError("limit", f"must be between 1 and 500, got {limit!r}")
     if mode is RetrievalMode.GRAPH and decision_id is None:
-        raise ValidationError("decisionId", "is required in graph mode")
+        raise ValidationError("decision_id", "is required in graph mode")
     if not 1 <= hops <= 5:
         raise ValidationError("hops", f"must be between 1 and 5, got {hops!r}")
     active = _decisions_only(filters or NO_FILTERS)
     vector = None if mode is RetrievalMode.KEYWORD else index.embed([query])[0]
     with index.store.lock:
         if decision_id is not None and decision_id not in index.store.graph:
-            raise NodeNotFoundError(decision_id, "decisionId")
+            raise NodeNotFoundError(decision_id, "decision_id")
         hits = _rank(index, query, vector, mode, limit, active, hybrid_weight, decision_id, hops)
     return QueryResult(
         hits=hits[:limit],
@@ -106,11 +106,6 @@ def query_decisions(
         mode=mode,
         query_time_ms=(time.perf_counter() - started) * 1000.0,
     )
-
-
-def _passes(index: DualIndex, filters: RecallFilters, node_id: str) -> bool:
-    attrs = index.store.graph.nodes.get(node_id)
-    return attrs is not None and filters.matches(attrs, index.is_superseded(node_id))
 
 
 def _rank(
@@ -127,8 +122,10 @@ def _rank(
     depth = max(limit * 3, 30)
     hits: dict[str, QueryHit] = {}
 
+    G = index.store.graph
+
     def accept(node_id: str) -> bool:
-        return _passes(index, filters, node_id)
+        return passes(G, filters, node_id)
 
     if vector is not None:
         found = index.vector_search(vector, depth, filters, accept)
@@ -145,7 +142,7 @@ def _rank(
     _combine(index, hits, mode, weight, scores, vector)
     if decision_id is not None:
         for node_id, distance in _within(index, decision_id, hops).items():
-            if not _passes(index, filters, node_id):
+            if not accept(node_id):
                 continue
             hit = hits.setdefault(node_id, QueryHit(node_id, 0.0))
             hit.hops = distance

@@ -25,7 +25,7 @@ from graph.enums import EdgeType, RelationFamily
 from graph.timeutil import utc_now
 
 from .entities import entity_keys
-from .filters import NO_FILTERS, RecallFilters
+from .filters import NO_FILTERS, RecallFilters, passes
 from .index import DualIndex
 from .intents import PRESETS, Intent, WeightPreset, detect_intent
 from .keyword import KeywordScores
@@ -200,20 +200,12 @@ class _Recall:
         self.vector_max = 1.0
         self.candidates: dict[str, _Candidate] = {}
         self.anchors: list[str] = []
-        self._verdicts: dict[str, bool] = {}
-        self._unfiltered = filters.is_empty()
+        self._verdicts: dict[str, bool] = {}  # memo: one ranking asks about a node many times
 
     def _passes(self, node_id: str) -> bool:
         verdict = self._verdicts.get(node_id)
         if verdict is None:
-            attrs = self.G.nodes.get(node_id)
-            if attrs is None:
-                verdict = False
-            elif self._unfiltered:
-                verdict = not self.index.is_superseded(node_id)
-            else:
-                verdict = self.filters.matches(attrs, self.index.is_superseded(node_id))
-            self._verdicts[node_id] = verdict
+            verdict = self._verdicts[node_id] = passes(self.G, self.filters, node_id)
         return verdict
 
     def collect(self) -> None:

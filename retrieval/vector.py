@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 import numpy as np
 import numpy.typing as npt
 
+from graph.errors import BackendUnavailableError
+
 if TYPE_CHECKING:
     from chromadb.api.client import Client
     from chromadb.api.models.Collection import Collection
@@ -38,7 +40,7 @@ _WATERMARK_HASH = "decigraph_watermark_hash"
 _TIE_MARGIN = 8
 
 
-class VectorIndexError(Exception):
+class VectorIndexError(BackendUnavailableError):
     """ChromaDB failed or could not be reached; the message says which operation and where."""
 
 

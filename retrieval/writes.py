@@ -116,12 +116,14 @@ def record(
     vector: Vector | None = None,
     note: Mapping[str, Any] | None = None,
     links: Sequence[tuple[str, EdgeType]] = (),
+    contradictions: Sequence[Suggestion] | None = None,
 ) -> WriteResult:
     """Record a decision with its derived edges (plus caller ``edges``).
 
     ``confirm`` lists ids of suggested edges (``relates_to`` candidates or contradictions) the
     caller accepts up front; they are written with the decision instead of being suggested.
     ``links`` are ``(target, type)`` edges from the new decision, written in the same event.
+    ``contradictions`` is the guardrail's contradiction pass, reused instead of recomputed.
     """
     config = config or AutoEdgeConfig()
     text = compose_embedding_text(draft.text, draft.context, draft.pattern)
@@ -151,7 +153,7 @@ def record(
             searchable=searchable,
             vector=vector,
         )
-        plan = plan_edges(index, item, config)
+        plan = plan_edges(index, item, config, contradictions)
         wanted = set(confirm)
         kept: list[Suggestion] = []
         for suggestion in plan.suggestions:

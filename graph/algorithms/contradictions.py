@@ -308,7 +308,7 @@ def get_blocked_chain(
     Raises
     ------
     NodeNotFoundError
-        ``nodeId`` is not in the graph.
+        ``node_id`` is not in the graph.
 
     Examples
     --------

@@ -113,9 +113,9 @@ def find_path(
     Raises
     ------
     NodeNotFoundError
-        ``sourceId`` or ``targetId`` is not in the graph.
+        ``source`` or ``target`` is not in the graph.
     ValidationError
-        ``edgeTypes``, ``maxPaths`` or ``maxLength`` is unknown or out of range.
+        ``edge_types``, ``max_paths`` or ``max_length`` is unknown or out of range.
 
     Examples
     --------
@@ -132,12 +132,12 @@ def find_path(
     >>> [p.nodes for p in find_path(G, a, c, directed=True)]
     [['aaaaaaaa', 'dddddddd', 'cccccccc']]
     """
-    check_node(G, source, "sourceId")
-    check_node(G, target, "targetId")
+    check_node(G, source, "source")
+    check_node(G, target, "target")
     types = check_edge_types(edge_types)
-    check_int(max_paths, "maxPaths", 1, MAX_PATHS)
-    check_int(max_length, "maxLength", 1, MAX_PATH_LENGTH)
-    check_int(visit_budget, "visitBudget", 1, 10**9)
+    check_int(max_paths, "max_paths", 1, MAX_PATHS)
+    check_int(max_length, "max_length", 1, MAX_PATH_LENGTH)
+    check_int(visit_budget, "visit_budget", 1, 10**9)
     if source == target:
         return [Path([source], [])]
     forward = Direction.OUTGOING if directed else Direction.BOTH

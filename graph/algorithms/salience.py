@@ -52,10 +52,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from graph.adjacency import TYPE_CODES, SparseAdjacency
 from graph.enums import EdgeType
 from graph.errors import NodeNotFoundError, ValidationError
 from graph.lifecycle import is_active
-from graph.salience import TYPE_CODES, SparseAdjacency
 
 __all__ = [
     "DEFAULT_TYPE_WEIGHTS",

@@ -8,7 +8,7 @@ Shared rules:
   ``v``. Symmetric types are stored both ways, so they can always be walked either way.
 * **Type filters.** ``edge_types`` takes one type, several (as :class:`~graph.enums.EdgeType`
   or strings) or ``None`` for every type; an unknown type raises
-  :class:`~graph.errors.ValidationError` naming ``edgeTypes``.
+  :class:`~graph.errors.ValidationError` naming ``edge_types``.
 * **Symmetric edges are reported once**, as one :class:`~graph.algorithms.walk.EdgeRef` in
   canonical orientation (smaller id as ``source``).
 * **Determinism.** Neighbours are sorted before they are walked and every tie has an explicit
@@ -130,9 +130,9 @@ def get_graph(
     Raises
     ------
     NodeNotFoundError
-        ``nodeId`` is not in the graph.
+        ``node_id`` is not in the graph.
     ValidationError
-        ``depth``, ``edgeTypes`` or ``direction`` is out of range or unknown.
+        ``depth``, ``edge_types`` or ``direction`` is out of range or unknown.
 
     Examples
     --------
@@ -191,9 +191,9 @@ def get_neighbors(
     Raises
     ------
     NodeNotFoundError
-        ``nodeId`` is not in the graph.
+        ``node_id`` is not in the graph.
     ValidationError
-        ``direction``, ``edgeType`` or ``limit`` is unknown or out of range.
+        ``direction``, ``edge_type`` or ``limit`` is unknown or out of range.
 
     Examples
     --------
@@ -229,7 +229,7 @@ def _reach(
     check_node(G, node_id)
     types = check_edge_types(edge_types)
     if max_depth is not None:
-        check_int(max_depth, "maxDepth", 1, MAX_REACH_DEPTH)
+        check_int(max_depth, "max_depth", 1, MAX_REACH_DEPTH)
     seen = {node_id}
     frontier = [node_id]
     reached: list[Reached] = []
@@ -273,9 +273,9 @@ def ancestors(
     Raises
     ------
     NodeNotFoundError
-        ``nodeId`` is not in the graph.
+        ``node_id`` is not in the graph.
     ValidationError
-        ``edgeTypes`` or ``maxDepth`` is unknown or out of range.
+        ``edge_types`` or ``max_depth`` is unknown or out of range.
 
     Examples
     --------

@@ -106,7 +106,7 @@ def _make(source: str, target: str, edge_type: EdgeType, attrs: Mapping[str, Any
     )
 
 
-def check_node(G: nx.MultiDiGraph[str], node_id: str, field: str = "nodeId") -> str:
+def check_node(G: nx.MultiDiGraph[str], node_id: str, field: str = "node_id") -> str:
     """Return ``node_id`` if ``G`` holds it; raise :class:`NodeNotFoundError` naming ``field``."""
     if not isinstance(node_id, str) or node_id not in G:
         raise NodeNotFoundError(str(node_id), field=field)
@@ -122,7 +122,7 @@ def check_int(value: int, field: str, low: int, high: int) -> int:
     return value
 
 
-def check_edge_type(value: EdgeType | str, field: str = "edgeType") -> EdgeType:
+def check_edge_type(value: EdgeType | str, field: str = "edge_type") -> EdgeType:
     """Parse one edge type given as an :class:`EdgeType` or its string value."""
     if isinstance(value, EdgeType):
         return value
@@ -134,7 +134,7 @@ def check_edge_type(value: EdgeType | str, field: str = "edgeType") -> EdgeType:
     raise ValidationError(field, f"{value!r} is not an edge type (one of {_TYPE_NAMES})")
 
 
-def check_edge_types(value: EdgeTypesArg, field: str = "edgeTypes") -> frozenset[str] | None:
+def check_edge_types(value: EdgeTypesArg, field: str = "edge_types") -> frozenset[str] | None:
     """Parse a type filter into the set of type values; ``None`` means every type.
 
     A single type (string or :class:`EdgeType`) is accepted as a one-element filter; an empty

@@ -1,0 +1,28 @@
+"""Every ``cstp.*`` JSON-RPC method: one module per group, each handler a thin translation
+between wire params (:mod:`.params`) and one use case (:mod:`service.usecases`)."""
+
+from __future__ import annotations
+
+from service.rpc.protocol import Registry
+from service.usecases import Decigraph
+
+from .agents import register_agents
+from .decisions import register_decisions
+from .graph import register_graph
+from .guardrails import register_guardrails
+from .memory import register_memory
+
+
+def build_registry(app: Decigraph) -> Registry:
+    """A registry holding every ``cstp.*`` method, served by ``app``.
+
+    The HTTP route, the in-process client of the CLI and the notebook API dispatch through
+    the same registry, so each sees exactly what an agent sees over the wire.
+    """
+    registry = Registry()
+    register_decisions(registry, app)
+    register_memory(registry, app)
+    register_graph(registry, app)
+    register_guardrails(registry, app)
+    register_agents(registry, app)
+    return registry

@@ -1,0 +1,183 @@
+"""Decision methods: record, get, query, update, review, list and count.
+
+Each handler takes validated params, calls one use case and shapes its result the way CSTP's
+clients read it: camelCase, except ``recordDecision`` which CSTP answers in snake_case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field
+
+from graph.timeutil import format_ts
+from retrieval.filters import RecallFilters
+from service import usecases
+from service.rpc.protocol import CallContext, Registry
+from service.usecases.inputs import (
+    DecisionChanges,
+    DecisionListing,
+    DecisionQuery,
+    RecordDecision,
+    ReviewDecision,
+    UpdateDecision,
+)
+
+from .params import Params, wire
+from .views import decision_view, quality, suggestion_view
+
+ID_ALIASES = ("id", "decision_id", "decisionId")
+
+
+class RecordParams(Params, RecordDecision):
+    model_config = wire(text="decision")
+
+
+class IdParams(Params):
+    model_config = wire(id=ID_ALIASES)
+
+    id: str
+
+
+class QueryParams(Params, DecisionQuery):
+    filters: RecallFilters = Field(default_factory=RecallFilters)
+    bridge_side: Literal["structure", "function"] | None = None
+    include_reasons: bool = False
+
+
+class UpdateFields(Params, DecisionChanges):
+    model_config = wire(text="decision")
+
+
+class UpdateParams(Params, UpdateDecision):
+    model_config = wire(id=ID_ALIASES, changes="updates")
+
+    changes: UpdateFields
+
+
+class ReviewParams(Params, ReviewDecision):
+    model_config = wire(id=ID_ALIASES)
+
+
+class ListParams(Params, DecisionListing):
+    pass
+
+
+class StatsParams(Params):
+    project: str | None = None
+
+
+def recorded_view(made: usecases.Recorded) -> dict[str, Any]:
+    """The ``recordDecision`` answer (CSTP's snake_case)."""
+    node = made.node
+    return {
+        "success": True,
+        "id": node.id,
+        "indexed": True,
+        "timestamp": format_ts(node.created_at),
+        "quality": quality(node),
+        "graph_edges_created": len(made.edges),
+        "related_count": len(made.suggestions),
+        "suggestions": [suggestion_view(s) for s in made.suggestions],
+        "guardrail_warnings": [w.to_dict() for w in made.verdict.warnings],
+        "guardrail_override": made.overridden,
+    }
+
+
+def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
+    def record(p: RecordParams, ctx: CallContext) -> Mapping[str, Any]:
+        return recorded_view(usecases.record_decision(app, p, ctx.agent))
+
+    def get(p: IdParams, ctx: CallContext) -> Mapping[str, Any]:
+        node = usecases.get_node(app, p.id)
+        if node is None:
+            return {"found": False, "id": p.id}
+        return {"found": True, "decision": decision_view(node)}
+
+    def query(p: QueryParams, ctx: CallContext) -> Mapping[str, Any]:
+        answer = usecases.query(app, p)
+        rows = []
+        for hit in answer.result.hits:
+            node = answer.nodes.get(hit.id)
+            if node is None:
+                continue
+            row: dict[str, Any] = {
+                "id": node.id,
+                "title": node.text,
+                "category": node.category,
+                "confidence": node.confidence,
+                "stakes": node.stakes,
+                "status": node.status,
+                "date": format_ts(node.created_at),
+                "distance": hit.distance,
+                "score": hit.score,
+                "foundBy": hit.found_by,
+                "outcome": node.outcome,
+                "tags": node.tags,
+                "pattern": node.pattern,
+            }
+            if p.include_reasons:
+                row["reasons"] = [r.model_dump(mode="json") for r in node.reasons]
+            rows.append(row)
+        scores = {
+            h.id: {"semantic": h.semantic, "keyword": h.keyword, "combined": h.score}
+            for h in answer.result.hits
+        }
+        return {
+            "decisions": rows,
+            "total": answer.result.total,
+            "query": p.query,
+            "queryTimeMs": round(answer.result.query_time_ms, 2),
+            "agent": ctx.agent,
+            "retrievalMode": answer.result.mode.value,
+            "scores": scores,
+        }
+
+    def update(p: UpdateParams, ctx: CallContext) -> Mapping[str, Any]:
+        made = usecases.update_decision(app, p, ctx.agent)
+        wire_names = sorted(p.changes.model_dump(exclude_unset=True, by_alias=True))
+        result: dict[str, Any] = {
+            "success": True,
+            "id": made.node.id,
+            "updated_fields": wire_names,
+            "version": made.node.version,
+        }
+        if made.verdict is not None:
+            result["guardrail_warnings"] = [w.to_dict() for w in made.verdict.warnings]
+            result["guardrail_override"] = made.overridden
+        return result
+
+    def review(p: ReviewParams, ctx: CallContext) -> Mapping[str, Any]:
+        node = usecases.review_decision(app, p, ctx.agent)
+        reviewed = format_ts(node.reviewed_at) if node.reviewed_at else None
+        return {"success": True, "id": node.id, "status": node.status, "reviewedAt": reviewed}
+
+    def list_(p: ListParams, ctx: CallContext) -> Mapping[str, Any]:
+        page, total = usecases.list_decisions(app, p)
+        return {
+            "decisions": [decision_view(node) for node in page],
+            "total": total,
+            "limit": p.limit,
+            "offset": p.offset,
+        }
+
+    def stats(p: StatsParams, ctx: CallContext) -> Mapping[str, Any]:
+        counts = usecases.count_decisions(app, p.project)
+        return {
+            "total": counts.total,
+            "byCategory": counts.by["category"],
+            "byStakes": counts.by["stakes"],
+            "byStatus": counts.by["status"],
+            "byAgent": counts.by["agent"],
+            "byDay": counts.by["day"],
+            "topTags": [{"tag": tag, "count": n} for tag, n in counts.top_tags],
+        }
+
+    registry.add("cstp.recordDecision", RecordParams, record, writes=True)
+    registry.add("cstp.getDecision", IdParams, get)
+    registry.add("cstp.queryDecisions", QueryParams, query)
+    registry.add("cstp.updateDecision", UpdateParams, update, writes=True)
+    registry.add("cstp.reviewDecision", ReviewParams, review, writes=True)
+    registry.add("cstp.listDecisions", ListParams, list_)
+    registry.add("cstp.getStats", StatsParams, stats)

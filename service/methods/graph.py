@@ -1,0 +1,239 @@
+"""Graph methods (F045): link and unlink, neighbourhoods, paths, lineage, contradictions,
+blocked chains and salience. Thin: params in, one use case, shape out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field
+
+from graph.algorithms.contradictions import Blocker
+from graph.enums import Direction, EdgeType
+from graph.timeutil import format_ts
+from service import usecases
+from service.rpc.protocol import CallContext, Registry
+from service.usecases import graphs
+from service.usecases.inputs import LinkDecisions, UnlinkDecisions
+
+from .params import NoParams, Params, wire
+from .views import edge_view, node_card
+
+EDGE_WIRE = wire(source="sourceId", target="targetId", type="edgeType")
+
+
+class LinkParams(Params, LinkDecisions):
+    model_config = EDGE_WIRE
+
+
+class UnlinkParams(Params, UnlinkDecisions):
+    model_config = EDGE_WIRE
+
+
+class GraphParams(Params):
+    node_id: str
+    depth: int = Field(default=1, ge=1, le=5)
+    edge_types: list[EdgeType] | None = None
+    direction: Direction = Direction.BOTH
+
+
+class NeighborsParams(Params):
+    node_id: str
+    direction: Direction = Direction.BOTH
+    edge_type: EdgeType | None = None
+    limit: int = Field(default=20, ge=1, le=100)
+
+
+class PathParams(Params):
+    model_config = wire(source="sourceId", target="targetId")
+
+    source: str
+    target: str
+    edge_types: list[EdgeType] | None = None
+    max_paths: int = Field(default=1, ge=1, le=50)
+    max_length: int = Field(default=6, ge=1, le=12)
+    directed: bool = False
+
+
+class LineageParams(Params):
+    node_id: str
+    edge_types: list[EdgeType] | None = None
+    max_depth: int | None = Field(default=None, ge=1, le=50)
+
+
+class ContradictionParams(Params):
+    status: Literal["active", "all"] | None = None
+    limit: int = Field(default=20, ge=1, le=500)
+
+
+class BlockedParams(Params):
+    node_id: str | None = None
+
+
+class HighSalienceParams(Params):
+    limit: int = Field(default=10, ge=1, le=500)
+    active_only: bool = False
+
+
+def blocker_view(b: Blocker, infos: graphs.Infos) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "nodeId": b.node_id,
+        "reason": b.reason,
+        "depth": b.depth,
+        "viaType": b.via_type.value,
+        "path": b.path,
+        "summary": str(infos[b.node_id].attrs["text"])[:200],
+    }
+    if b.stands_for:
+        view["standsFor"] = b.stands_for
+    return view
+
+
+def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
+    def link(p: LinkParams, ctx: CallContext) -> Mapping[str, Any]:
+        made = usecases.link(app, p, ctx.agent)
+        edge = made.edge
+        return {
+            "success": True,
+            "created": made.created,
+            "edge": {
+                "sourceId": edge.source,
+                "targetId": edge.target,
+                "edgeType": edge.type,
+                "weight": edge.weight,
+                "createdAt": format_ts(edge.created_at),
+                "createdBy": edge.created_by,
+                "context": edge.context,
+            },
+        }
+
+    def unlink(p: UnlinkParams, ctx: CallContext) -> Mapping[str, Any]:
+        usecases.unlink(app, p, ctx.agent)
+        return {"success": True, "sourceId": p.source, "targetId": p.target}
+
+    def get_graph(p: GraphParams, ctx: CallContext) -> Mapping[str, Any]:
+        sub, infos = graphs.neighbourhood(app, p.node_id, p.depth, p.edge_types, p.direction)
+        return {
+            "centerId": sub.center_id,
+            "depth": sub.depth,
+            "nodes": [
+                {
+                    **node_card(infos[n.id]),
+                    "distance": n.distance,
+                    "salience": infos[n.id].salience,
+                }
+                for n in sub.nodes
+            ],
+            "edges": [edge_view(e) for e in sub.edges],
+        }
+
+    def neighbors(p: NeighborsParams, ctx: CallContext) -> Mapping[str, Any]:
+        page, total, infos = graphs.neighbours(app, p.node_id, p.direction, p.edge_type, p.limit)
+        return {
+            "nodeId": p.node_id,
+            "neighbors": [
+                {
+                    "node": node_card(infos[n.node_id]),
+                    "direction": n.direction.value,
+                    "edge": edge_view(n.edge),
+                }
+                for n in page
+            ],
+            "total": total,
+        }
+
+    def path(p: PathParams, ctx: CallContext) -> Mapping[str, Any]:
+        found = graphs.paths(
+            app,
+            p.source,
+            p.target,
+            p.edge_types,
+            directed=p.directed,
+            max_paths=p.max_paths,
+            max_length=p.max_length,
+        )
+        result: dict[str, Any] = {"found": bool(found), "path": [], "edges": [], "length": None}
+        if found:
+            best = found[0]
+            result.update(
+                path=best.nodes, edges=[edge_view(e) for e in best.edges], length=best.length
+            )
+        if p.max_paths > 1:
+            result["paths"] = [
+                {"path": f.nodes, "edges": [edge_view(e) for e in f.edges], "length": f.length}
+                for f in found
+            ]
+        return result
+
+    def lineage(direction: str) -> Any:
+        def handler(p: LineageParams, ctx: CallContext) -> Mapping[str, Any]:
+            reached, infos = graphs.lineage(app, p.node_id, direction, p.edge_types, p.max_depth)
+            return {
+                "nodeId": p.node_id,
+                "nodes": [
+                    {**node_card(infos[r.node_id]), "depth": r.depth, "via": edge_view(r.via)}
+                    for r in reached
+                ],
+            }
+
+        return handler
+
+    def contradictions(p: ContradictionParams, ctx: CallContext) -> Mapping[str, Any]:
+        found, infos = graphs.contradictions(app, p.status == "all", p.limit)
+        return {
+            "contradictions": [
+                {
+                    "a": c.a,
+                    "b": c.b,
+                    "salienceAtStake": c.salience_at_stake,
+                    "aSalience": c.a_salience,
+                    "bSalience": c.b_salience,
+                    "aSummary": str(infos[c.a].attrs["text"])[:200],
+                    "bSummary": str(infos[c.b].attrs["text"])[:200],
+                    "edge": edge_view(c.edge),
+                }
+                for c in found
+            ],
+            "total": len(found),
+        }
+
+    def blocked(p: BlockedParams, ctx: CallContext) -> Mapping[str, Any]:
+        if p.node_id is None:
+            chains, infos = graphs.blocked_chains(app)
+            return {
+                "blocked": [
+                    {
+                        "nodeId": c.node_id,
+                        "blockers": [blocker_view(b, infos) for b in c.blockers],
+                    }
+                    for c in chains
+                ],
+                "total": len(chains),
+            }
+        chain, infos = graphs.blocked_chain(app, p.node_id)
+        return {
+            "nodeId": chain.node_id,
+            "blocked": chain.blocked,
+            "blockers": [blocker_view(b, infos) for b in chain.blockers],
+            "chain": [blocker_view(b, infos) for b in chain.chain],
+        }
+
+    def compute(p: NoParams, ctx: CallContext) -> Mapping[str, Any]:
+        count, ms = graphs.compute_salience(app)
+        return {"computed": count, "durationMs": round(ms, 2)}
+
+    def high(p: HighSalienceParams, ctx: CallContext) -> Mapping[str, Any]:
+        top, infos = graphs.high_salience(app, p.limit, p.active_only)
+        return {"decisions": [{**node_card(infos[i]), "salience": s} for i, s in top]}
+
+    registry.add("cstp.linkDecisions", LinkParams, link, writes=True)
+    registry.add("cstp.unlinkDecisions", UnlinkParams, unlink, writes=True)
+    registry.add("cstp.getGraph", GraphParams, get_graph)
+    registry.add("cstp.getNeighbors", NeighborsParams, neighbors)
+    registry.add("cstp.findPath", PathParams, path)
+    registry.add("cstp.getAncestors", LineageParams, lineage("ancestors"))
+    registry.add("cstp.getDescendants", LineageParams, lineage("descendants"))
+    registry.add("cstp.findContradictions", ContradictionParams, contradictions)
+    registry.add("cstp.getBlockedChain", BlockedParams, blocked)
+    registry.add("cstp.computeSalience", NoParams, compute)
+    registry.add("cstp.getHighSalience", HighSalienceParams, high)

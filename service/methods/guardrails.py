@@ -1,0 +1,131 @@
+"""Guardrail methods: ``checkGuardrails`` (what-if), ``listGuardrails`` and ``preAction``.
+
+``action`` takes every ``recordDecision`` field (``description`` is the statement; ``decision``
+is accepted too), so what an agent checks is exactly what it would record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import Field
+
+from graph.model import MAX_PATTERN, MAX_REASONS, Reason
+from service import usecases
+from service.rpc.protocol import CallContext, Registry
+from service.usecases.gate import GRAPH_GUARDRAIL, graph_rule_description
+from service.usecases.inputs import Input, ProposedAction
+
+from .decisions import recorded_view
+from .params import NoParams, Params, wire
+
+
+class ActionParams(Params, ProposedAction):
+    model_config = wire(text=("description", "decision"))
+
+
+class CheckParams(Params):
+    action: ActionParams
+
+
+class PreActionOptions(Params):
+    query_limit: int = Field(default=5, ge=0, le=50)
+    auto_record: bool = False
+
+
+class PreActionExtras(Input):
+    """CSTP's top-level ``reasons``, ``tags`` and ``pattern``, used for the auto-record."""
+
+    reasons: list[Reason] = Field(default_factory=list, max_length=MAX_REASONS)
+    tags: list[str] = Field(default_factory=list)
+    pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
+
+
+class PreActionParams(Params, PreActionExtras):
+    action: ActionParams
+    options: PreActionOptions = Field(default_factory=PreActionOptions)
+
+    def merged_action(self) -> ActionParams:
+        """The action with the top-level extras the action itself does not set."""
+        extra: dict[str, Any] = {}
+        if self.reasons and not self.action.reasons:
+            extra["reasons"] = self.reasons
+        if self.tags and not self.action.tags:
+            extra["tags"] = self.tags
+        if self.pattern and not self.action.pattern:
+            extra["pattern"] = self.pattern
+        return self.action.model_copy(update=extra) if extra else self.action
+
+
+def verdict_fields(verdict: usecases.Verdict) -> dict[str, Any]:
+    return {
+        "allowed": verdict.allowed,
+        "violations": [f.to_dict() for f in verdict.violations],
+        "warnings": [f.to_dict() for f in verdict.warnings],
+        "evaluated": verdict.evaluated,
+        "evaluatedAt": datetime.now(UTC).isoformat(),
+    }
+
+
+def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
+    def check(p: CheckParams, ctx: CallContext) -> Mapping[str, Any]:
+        return verdict_fields(usecases.check(app, p.action))
+
+    def list_rules(p: NoParams, ctx: CallContext) -> Mapping[str, Any]:
+        rules = [
+            {
+                "id": r.id,
+                "description": r.description,
+                "action": r.action,
+                "scope": r.scope,
+                "conditions": [c.model_dump() for c in r.conditions],
+                "requirements": [c.model_dump() for c in r.requirements],
+            }
+            for r in app.rules
+        ]
+        graph_rule = {
+            "id": GRAPH_GUARDRAIL,
+            "description": graph_rule_description(app),
+            "action": "block",
+            "scope": {},
+            "conditions": [],
+            "requirements": [],
+        }
+        return {"guardrails": [*rules, graph_rule], "count": len(rules) + 1}
+
+    def pre_action(p: PreActionParams, ctx: CallContext) -> Mapping[str, Any]:
+        outcome = usecases.pre_action(
+            app,
+            p.merged_action(),
+            ctx.agent,
+            query_limit=p.options.query_limit,
+            auto_record=p.options.auto_record,
+        )
+        relevant = []
+        if outcome.relevant is not None:
+            for hit in outcome.relevant.result.hits:
+                node = outcome.relevant.nodes.get(hit.id)
+                if node is not None:
+                    relevant.append({"id": node.id, "title": node.text, "score": hit.score})
+        verdict = outcome.verdict
+        result: dict[str, Any] = {
+            "allowed": verdict.allowed,
+            "relevantDecisions": relevant,
+            "guardrailResults": [f.to_dict() for f in verdict.findings()],
+            "decisionId": None,
+        }
+        if not verdict.allowed:
+            result["blockReasons"] = [v.message for v in verdict.violations]
+        if outcome.recorded is not None:
+            made = recorded_view(outcome.recorded)
+            result["decisionId"] = made["id"]
+            result["quality"] = made["quality"]
+            result["guardrailOverride"] = made["guardrail_override"]
+            result["suggestions"] = made["suggestions"]
+        return result
+
+    registry.add("cstp.checkGuardrails", CheckParams, check)
+    registry.add("cstp.listGuardrails", NoParams, list_rules)
+    registry.add("cstp.preAction", PreActionParams, pre_action, writes=True)

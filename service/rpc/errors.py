@@ -1,0 +1,128 @@
+"""The one mapping from domain errors (domain words) to JSON-RPC errors (wire names).
+
+A domain error names a field in the domain's words (``source``, ``changes.text``); the wire
+name comes from the method's params model, whose aliases say how the client spelled it
+(``sourceId``, ``updates.decision``). Fields a model does not declare are camelCased.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import typing
+from typing import Any
+
+import pydantic
+from pydantic.alias_generators import to_camel
+
+from graph.errors import (
+    BackendUnavailableError,
+    CycleError,
+    DecigraphError,
+    EdgeNotFoundError,
+    FieldError,
+    NodeNotFoundError,
+    ReadOnlyStoreError,
+    StorageError,
+    StoreLockedError,
+    VersionConflictError,
+)
+from service.usecases.rules import GuardrailBlockedError
+
+logger = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+AUTH_REQUIRED = -32001
+QUERY_FAILED = -32003
+RECORD_FAILED = -32004
+NOT_FOUND = -32005
+CONFLICT = -32009
+STORAGE_FAILED = -32010
+
+
+class RpcError(Exception):
+    """A JSON-RPC error object on its way to the client."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def _model_of(annotation: Any) -> type[pydantic.BaseModel] | None:
+    """The pydantic model inside ``annotation`` (``X | None``, ``list[X]``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def wire_field(model: type[pydantic.BaseModel] | None, field: str) -> str:
+    """The wire spelling of the dotted domain path ``field`` in ``model``'s params."""
+    out: list[str] = []
+    for part in field.split("."):
+        info = model.model_fields.get(part) if model is not None else None
+        if info is None:
+            out.append(part if part.isdigit() else to_camel(part))
+            model = None
+            continue
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else None
+        out.append(alias or info.alias or to_camel(part))
+        model = _model_of(info.annotation)
+    return ".".join(out)
+
+
+def domain_error(exc: DecigraphError, params: type[pydantic.BaseModel] | None = None) -> RpcError:
+    """The JSON-RPC form of a domain error, its field named as the client spelled it."""
+    if isinstance(exc, GuardrailBlockedError):
+        violations = [v.to_dict() for v in exc.verdict.violations]
+        return RpcError(RECORD_FAILED, str(exc), {"violations": violations})
+    if isinstance(exc, BackendUnavailableError):  # e.g. the Chroma server is down or restarting
+        logger.warning("backend unavailable: %s", exc)
+        message = f"vector index unavailable, retry later: {exc}"
+        return RpcError(QUERY_FAILED, message, {"retryable": True})
+    if isinstance(exc, StoreLockedError | ReadOnlyStoreError):
+        return RpcError(RECORD_FAILED, str(exc))
+    if isinstance(exc, StorageError):  # e.g. a full disk: the server's problem, not the params
+        cause = errno.errorcode.get(exc.errno or 0, "EIO")
+        message = f"storage error, nothing was written: {exc.strerror}"
+        return RpcError(STORAGE_FAILED, message, {"retryable": True, "errno": cause})
+    if not isinstance(exc, FieldError):
+        return RpcError(INVALID_PARAMS, str(exc))
+    field = wire_field(params, exc.field)
+    message = f"{field}: {exc.detail}"
+    if isinstance(exc, NodeNotFoundError):
+        return RpcError(NOT_FOUND, message, {"id": exc.node_id, "field": field})
+    if isinstance(exc, VersionConflictError):
+        return RpcError(CONFLICT, message, {"id": exc.node_id, "currentVersion": exc.current})
+    if isinstance(exc, EdgeNotFoundError):
+        return RpcError(NOT_FOUND, message, {"sourceId": exc.source, "targetId": exc.target})
+    if isinstance(exc, CycleError):
+        return RpcError(INVALID_PARAMS, message, {"field": field, "cycle": exc.path})
+    return RpcError(INVALID_PARAMS, message, {"field": field})
+
+
+def invalid_params(exc: pydantic.ValidationError) -> RpcError:
+    """The first pydantic error, its field as the client spelled it (locs are aliases)."""
+    first = exc.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first.get("loc", ())) or "params"
+    message = str(first.get("msg", "is invalid"))
+    if first.get("type") == "missing":
+        message = "is required"
+    elif first.get("type") == "extra_forbidden":
+        message = "is not a known parameter"
+    return RpcError(INVALID_PARAMS, f"{field}: {message}", {"field": field})

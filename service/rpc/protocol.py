@@ -1,0 +1,188 @@
+"""JSON-RPC 2.0: envelopes, batches, the method registry and dispatch.
+
+Handlers are plain functions ``(params_model, context) -> dict``. Params are validated by a
+pydantic model before a handler runs, so a handler only ever sees well-formed input; every
+domain error is translated by :mod:`.errors`, once, into a JSON-RPC error whose message names
+the field. Nothing a client sends can produce a traceback in the response.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import pydantic
+
+from graph.errors import DecigraphError
+
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RpcError,
+    domain_error,
+    invalid_params,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_BATCH = 100
+#: Params nest at most this deep. Validation (and the repr in its messages) recurses, so a
+#: 1,000-level value would otherwise end in a RecursionError instead of an answer.
+MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling (the agent id the bearer token maps to)."""
+
+    agent: str
+
+
+Handler = Callable[[Any, CallContext], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    params: type[pydantic.BaseModel]
+    handler: Handler
+    writes: bool = False
+
+
+class Registry:
+    """The methods a server answers, by wire name (``cstp.<name>``)."""
+
+    def __init__(self) -> None:
+        self._methods: dict[str, Method] = {}
+
+    def add(
+        self, name: str, params: type[pydantic.BaseModel], handler: Handler, *, writes: bool = False
+    ) -> None:
+        if name in self._methods:
+            raise ValueError(f"method {name} registered twice")
+        self._methods[name] = Method(name, params, handler, writes)
+
+    def names(self) -> list[str]:
+        return sorted(self._methods)
+
+    def get(self, name: str) -> Method | None:
+        return self._methods.get(name)
+
+
+def too_deep(params: Mapping[str, Any]) -> str | None:
+    """The first param whose value nests deeper than :data:`MAX_DEPTH` (walked without
+    recursion), or ``None``."""
+    for key, value in params.items():
+        stack: list[tuple[Any, int]] = [(value, 1)]
+        while stack:
+            item, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                return str(key)
+            if isinstance(item, dict):
+                stack.extend((child, depth + 1) for child in item.values())
+            elif isinstance(item, list):
+                stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def parse_body(body: bytes) -> Any:
+    """Decode a request body; NaN and Infinity (not JSON) are parse errors."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise RpcError(PARSE_ERROR, f"parse error: {exc}") from None
+
+
+Observer = Callable[[str, float, str], None]
+
+
+class Dispatcher:
+    def __init__(self, registry: Registry, observer: Observer | None = None) -> None:
+        self.registry = registry
+        self.observer = observer
+
+    def handle(self, payload: Any, context: CallContext) -> Any:
+        """The response document for a decoded request (``None`` when all were notifications)."""
+        if isinstance(payload, list):
+            if not payload:
+                return _error_response(None, RpcError(INVALID_REQUEST, "empty batch"))
+            if len(payload) > MAX_BATCH:
+                message = f"batch of {len(payload)} requests exceeds the limit of {MAX_BATCH}"
+                return _error_response(None, RpcError(INVALID_REQUEST, message))
+            answers = [self._one(item, context) for item in payload]
+            kept = [a for a in answers if a is not None]
+            return kept or None
+        return self._one(payload, context)
+
+    def _one(self, request: Any, context: CallContext) -> dict[str, Any] | None:
+        if not isinstance(request, dict):
+            return _error_response(None, RpcError(INVALID_REQUEST, "request must be an object"))
+        request_id = request.get("id")
+        notification = "id" not in request
+        # JSON-RPC 2.0: a string, a number (fractions allowed, if discouraged) or null.
+        if not (request_id is None or isinstance(request_id, str | int | float)) or isinstance(
+            request_id, bool
+        ):
+            message = "id must be a string, a number or null"
+            return _error_response(None, RpcError(INVALID_REQUEST, message))
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            result = self._call(request, context)
+        except RpcError as exc:
+            outcome = str(exc.code)
+            return None if notification else _error_response(request_id, exc)
+        except Exception:  # a bug: log it, never show it
+            outcome = str(INTERNAL_ERROR)
+            logger.exception("method %r failed", request.get("method"))
+            error = RpcError(INTERNAL_ERROR, "internal error (logged on the server)")
+            return None if notification else _error_response(request_id, error)
+        finally:
+            if self.observer is not None:
+                name = request.get("method")
+                label = name if isinstance(name, str) and self.registry.get(name) else "unknown"
+                self.observer(label, time.perf_counter() - started, outcome)
+        if notification:
+            return None
+        return {"jsonrpc": "2.0", "result": result, "id": request_id}
+
+    def _call(self, request: dict[str, Any], context: CallContext) -> Mapping[str, Any]:
+        if request.get("jsonrpc") != "2.0":
+            raise RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"')
+        name = request.get("method")
+        if not isinstance(name, str):
+            raise RpcError(INVALID_REQUEST, "method must be a string")
+        method = self.registry.get(name)
+        if method is None:
+            data = {"method": name, "available": self.registry.names()}
+            raise RpcError(METHOD_NOT_FOUND, f"unknown method {name!r}", data)
+        raw = request.get("params", {})
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise RpcError(INVALID_PARAMS, "params must be an object", {"field": "params"})
+        deep = too_deep(raw)
+        if deep is not None:
+            message = f"{deep}: nested deeper than {MAX_DEPTH} levels"
+            raise RpcError(INVALID_PARAMS, message, {"field": deep})
+        try:
+            params = method.params.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            raise invalid_params(exc) from None
+        try:
+            return method.handler(params, context)
+        except DecigraphError as exc:
+            raise domain_error(exc, method.params) from None
+        except pydantic.ValidationError as exc:  # an input derived from valid params refused
+            raise invalid_params(exc) from None
+
+
+def _error_response(request_id: Any, error: RpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "error": error.to_dict(), "id": request_id}

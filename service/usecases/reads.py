@@ -1,0 +1,167 @@
+"""The read use cases over decisions and memory: get, recall, query, list and count."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from graph.enums import NodeKind
+from graph.export import export_graph
+from graph.model import Node
+from retrieval.filters import RecallFilters, passes
+from retrieval.query import QueryResult, query_decisions
+from retrieval.recall import RecallHit, RecallResult, recall
+
+from .context import Decigraph
+from .inputs import DecisionListing, DecisionQuery, RecallQuery
+
+_STAKES_ORDER = {"low": 0, "medium": 1, "high": 2, "critical": 3}
+
+
+def get_node(app: Decigraph, node_id: str) -> Node | None:
+    """The decision or memory item, or ``None`` when there is none with that id."""
+    with app.store.lock:
+        return app.store.get(node_id) if node_id in app.store.graph else None
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """A recall answer with the stored node of every hit (read in the same consistent view)."""
+
+    answer: RecallResult
+    nodes: list[tuple[RecallHit, Node]]
+
+
+def recall_items(app: Decigraph, q: RecallQuery) -> Recalled:
+    answer = recall(app.index, q.query, q.limit, intent=q.intent, filters=q.filters)
+    with app.store.lock:
+        nodes = [(h, app.store.get(h.id)) for h in answer.hits if h.id in app.store.graph]
+    return Recalled(answer, nodes)
+
+
+@dataclass(frozen=True)
+class Queried:
+    result: QueryResult
+    nodes: dict[str, Node]
+
+
+def query(app: Decigraph, q: DecisionQuery) -> Queried:
+    result = query_decisions(
+        app.index,
+        q.query,
+        q.retrieval_mode,
+        q.limit,
+        filters=q.filters,
+        hybrid_weight=q.hybrid_weight,
+        decision_id=q.decision_id,
+        hops=q.hops,
+    )
+    with app.store.lock:
+        nodes = {h.id: app.store.get(h.id) for h in result.hits if h.id in app.store.graph}
+    return Queried(result, nodes)
+
+
+def list_decisions(app: Decigraph, q: DecisionListing) -> tuple[list[Node], int]:
+    """One page of decisions passing the filters, and how many pass in all."""
+    filters = RecallFilters(
+        kind=[NodeKind.DECISION],
+        category=None if q.category is None else [q.category],
+        stakes=None if q.stakes is None else [q.stakes],
+        status=None if q.status is None else [q.status],
+        tags=q.tags,
+        project=q.project,
+        date_after=q.date_from,
+        date_before=q.date_to,
+        include_superseded=q.include_superseded,
+    )
+    needle = (q.search or "").casefold()
+    with app.store.lock:
+        G = app.store.graph
+        rows = [
+            (node_id, attrs)
+            for node_id, attrs in G.nodes(data=True)
+            if passes(G, filters, node_id)
+            and (not needle or needle in str(attrs["text"]).casefold())
+        ]
+
+        def key(row: tuple[str, dict[str, Any]]) -> tuple[Any, str]:
+            node_id, attrs = row
+            if q.sort == "confidence":
+                return (attrs.get("confidence", -1.0), node_id)
+            if q.sort == "stakes":
+                return (_STAKES_ORDER.get(attrs.get("stakes", ""), -1), node_id)
+            return (attrs["created_at"], node_id)
+
+        rows.sort(key=key, reverse=q.order == "desc")
+        page = [app.store.get(node_id) for node_id, _ in rows[q.offset : q.offset + q.limit]]
+        return page, len(rows)
+
+
+@dataclass(frozen=True)
+class DecisionCounts:
+    total: int
+    by: dict[str, dict[str, int]]
+    top_tags: list[tuple[str, int]]
+
+
+def count_decisions(app: Decigraph, project: str | None = None) -> DecisionCounts:
+    """Decisions by category, stakes, status, agent and day; the 20 most used tags."""
+    counts: dict[str, Counter[str]] = {
+        name: Counter() for name in ("category", "stakes", "status", "agent", "day")
+    }
+    tags: Counter[str] = Counter()
+    total = 0
+    with app.store.lock:
+        for _, attrs in app.store.graph.nodes(data=True):
+            if attrs.get("kind", "decision") != "decision":
+                continue
+            if project is not None and attrs.get("project") != project:
+                continue
+            total += 1
+            counts["category"][str(attrs.get("category", "none"))] += 1
+            counts["stakes"][str(attrs.get("stakes", "none"))] += 1
+            counts["status"][str(attrs.get("status"))] += 1
+            counts["agent"][str(attrs.get("recorded_by"))] += 1
+            counts["day"][str(attrs["created_at"])[:10]] += 1
+            tags.update(attrs.get("tags", ()))
+    top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+    return DecisionCounts(total, {k: dict(sorted(v.items())) for k, v in counts.items()}, top)
+
+
+@dataclass(frozen=True)
+class StoreStatus:
+    events: int
+    nodes: int
+    edges: int
+
+
+def store_status(app: Decigraph) -> StoreStatus:
+    """How far the log goes and how big the graph is."""
+    with app.store.lock:
+        G = app.store.graph
+        return StoreStatus(app.store.seq, G.number_of_nodes(), G.number_of_edges())
+
+
+def export_document(app: Decigraph, format: str) -> dict[str, str]:
+    """The whole graph in an export format (:func:`graph.export.export_graph`): file -> text."""
+    with app.store.lock:
+        return export_graph(app.store.graph, format)
+
+
+def graph_copy(app: Decigraph) -> nx.MultiDiGraph[str]:
+    """A copy of the graph as it is now, for analyses that run outside the lock."""
+    with app.store.lock:
+        return app.store.graph.copy()
+
+
+def refresh(app: Decigraph) -> int:
+    """Read-only views: apply the writer's new events (indexes follow); how many."""
+    if not app.read_only:
+        return 0
+    with app.store.lock:
+        count = app.store.refresh()
+        app.index.flush()
+        return count

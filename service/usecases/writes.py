@@ -1,0 +1,233 @@
+"""The write use cases: one function per change a user makes.
+
+Each takes validated input (:mod:`.inputs`) and the caller's identity (``actor``, the agent the
+token maps to) and returns a typed result. Writes that can create a contradiction run the gate
+and the append in one critical section: the statement is embedded first (outside any lock),
+then, under the store lock, the guardrails judge the graph as it is and the event is appended
+before any other write can change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph.drafts import DecisionDraft, MemoryDraft
+from graph.enums import EdgeType, Lifecycle
+from graph.model import Edge, Node
+from graph.store import LinkResult
+from retrieval.autoedges import Suggestion
+from retrieval.matrix import Vector
+from retrieval.text import compose_embedding_text
+from retrieval.writes import WriteResult, record, remember
+
+from .context import Decigraph
+from .gate import candidate, judge
+from .inputs import (
+    GATED_CHANGES,
+    LinkDecisions,
+    Override,
+    RecordDecision,
+    ReviewDecision,
+    UnlinkDecisions,
+    UpdateDecision,
+)
+from .rules import GuardrailBlockedError, Verdict
+
+
+@dataclass
+class Recorded:
+    """A recorded decision: the node, the edges written with it, what is left to confirm, and
+    the guardrail verdict it passed (warnings, or the violations an override overrode)."""
+
+    node: Node
+    edges: list[Edge]
+    suggestions: list[Suggestion]
+    verdict: Verdict
+    overridden: bool = False
+
+
+@dataclass
+class Updated:
+    node: Node
+    fields: list[str]
+    verdict: Verdict | None = None
+    overridden: bool = False
+
+
+@dataclass
+class Remembered:
+    node: Node
+    created: bool
+    edges: list[Edge] = field(default_factory=list)
+    suggestions: list[Suggestion] = field(default_factory=list)
+
+
+def admit(verdict: Verdict, override: Override | None) -> dict[str, Any] | None:
+    """The audit note a write carries, or :class:`GuardrailBlockedError` when blocked."""
+    if verdict.allowed:
+        return None
+    if override is None:
+        raise GuardrailBlockedError(verdict)
+    return {
+        "guardrailOverride": {
+            "reason": override.reason,
+            "violations": [v.to_dict() for v in verdict.violations],
+        }
+    }
+
+
+def rule_view(cmd: RecordDecision) -> dict[str, Any]:
+    """The fields guardrail rules read for a decision to record (its JSON form)."""
+    return cmd.model_dump(mode="json", exclude_none=True, exclude={"override"})
+
+
+def embed_decision(app: Decigraph, draft: DecisionDraft) -> tuple[Vector, Vector]:
+    """The stored embedding (statement with context and pattern) and the statement's own
+    (what contradictions are judged on), in one call to the model."""
+    stored = compose_embedding_text(draft.text, draft.context, draft.pattern)
+    if stored == draft.text:
+        vector = app.index.embed([stored])[0]
+        return vector, vector
+    stored_vector, statement_vector = app.index.embed([stored, draft.text])
+    return stored_vector, statement_vector
+
+
+def record_decision(
+    app: Decigraph,
+    cmd: RecordDecision,
+    actor: str,
+    *,
+    draft: DecisionDraft | None = None,
+    vectors: tuple[Vector, Vector] | None = None,
+    skip_guardrails: str | None = None,
+    rule_fields: Mapping[str, Any] | None = None,
+) -> Recorded:
+    """Record a decision: gate and append in one critical section.
+
+    ``draft`` replaces ``cmd.draft()`` for trusted writers (import, sample) that also set
+    ``created_at`` or ``lifecycle``; ``vectors`` are :func:`embed_decision`'s, when a bulk
+    writer embedded in batches. ``skip_guardrails`` (a reason) records without the gate, and
+    the event says so. ``rule_fields`` are what the rules read when the caller judged a richer
+    form of the decision (``preAction``'s action, whose context may be an object).
+    """
+    draft = draft or cmd.draft()
+    stored_vector, statement_vector = vectors or embed_decision(app, draft)
+    fields = rule_fields if rule_fields is not None else rule_view(cmd)
+    cand = candidate(fields, contradicts=cmd.contradicts, supersedes=cmd.supersedes)
+    links = [(t, EdgeType.CONTRADICTS) for t in cmd.contradicts]
+    links += [(t, EdgeType.SUPERSEDES) for t in cmd.supersedes]
+    with app.store.lock:
+        if skip_guardrails is None:
+            judged = judge(app, cand, statement_vector)
+            note = admit(judged.verdict, cmd.override)
+            verdict, contradictions = judged.verdict, judged.contradictions
+        else:
+            note = {"guardrailsSkipped": {"reason": skip_guardrails}}
+            verdict, contradictions = Verdict(), None
+        if app.on_gated is not None:
+            app.on_gated()
+        result = record(
+            app.index,
+            draft,
+            actor,
+            app.auto_edges,
+            confirm=cmd.confirm,
+            vector=stored_vector,
+            note=note,
+            links=links,
+            contradictions=contradictions,
+        )
+    overridden = note is not None and "guardrailOverride" in note
+    return Recorded(result.node, result.edges, result.suggestions, verdict, overridden)
+
+
+def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
+    """Change a decision's fields; a change of its statement, category or stakes is gated
+    exactly like recording the decision as it would then read."""
+    changes = cmd.changes.given()
+    given = sorted(changes)
+    if not GATED_CHANGES & changes.keys():
+        node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
+        return Updated(node, given)
+    statement = changes.get("text") or app.store.get(cmd.id).text
+    vector = app.index.embed([statement])[0]
+    with app.store.lock:
+        current = app.store.get(cmd.id)
+        if current.text != statement:  # changed since it was embedded: embed what is there now
+            statement = current.text
+            vector = app.index.embed([statement])[0]
+        merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
+        superseded = [
+            t
+            for _, t, k in app.store.graph.out_edges(cmd.id, keys=True)
+            if k == EdgeType.SUPERSEDES.value
+        ]
+        cand = candidate(merged, supersedes=superseded, node_id=cmd.id)
+        verdict = judge(app, cand, vector).verdict
+        note = admit(verdict, cmd.override)
+        if app.on_gated is not None:
+            app.on_gated()
+        node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
+    return Updated(node, given, verdict, note is not None)
+
+
+def review_decision(app: Decigraph, cmd: ReviewDecision, actor: str) -> Node:
+    return app.store.review(
+        cmd.id,
+        cmd.outcome,
+        actor,
+        actual_result=cmd.actual_result,
+        lessons=cmd.lessons,
+        notes=cmd.notes,
+        expected_version=cmd.expected_version,
+    )
+
+
+def set_lifecycle(
+    app: Decigraph,
+    node_id: str,
+    lifecycle: Lifecycle,
+    actor: str,
+    *,
+    reason: str | None = None,
+    expected_version: int | None = None,
+) -> Node:
+    return app.store.set_lifecycle(
+        node_id, lifecycle, actor, reason=reason, expected_version=expected_version
+    )
+
+
+def link(app: Decigraph, cmd: LinkDecisions, actor: str) -> LinkResult:
+    return app.store.link(
+        cmd.source, cmd.target, cmd.type, actor, weight=cmd.weight, context=cmd.context
+    )
+
+
+def unlink(app: Decigraph, cmd: UnlinkDecisions, actor: str) -> None:
+    app.store.unlink(cmd.source, cmd.target, actor, cmd.type)
+
+
+def supersede(
+    app: Decigraph, new_id: str, old_id: str, actor: str, context: str | None = None
+) -> Edge:
+    return app.store.supersede(new_id, old_id, actor, context)
+
+
+def forget(
+    app: Decigraph,
+    node_id: str,
+    actor: str,
+    *,
+    reason: str | None = None,
+    expected_version: int | None = None,
+) -> None:
+    app.store.forget(node_id, actor, reason=reason, expected_version=expected_version)
+
+
+def remember_item(
+    app: Decigraph, draft: MemoryDraft, actor: str, vector: Vector | None = None
+) -> Remembered:
+    result: WriteResult = remember(app.index, draft, actor, app.auto_edges, vector)
+    return Remembered(result.node, result.created, result.edges, result.suggestions)

@@ -1,0 +1,69 @@
+"""``decigraph import`` and ``decigraph recall`` against a real data directory (real model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+
+from graph.store import DecisionStore, StoreOptions
+from tests.integration.test_cli import cli
+
+LINES = [
+    {
+        "decision": "Use PostgreSQL for the billing ledger",
+        "category": "architecture",
+        "externalId": "d1",
+    },
+    {"decision": "Cache sessions in Redis", "tags": ["cache"]},
+    {"text": "The ledger migration finished on Tuesday", "source": "ops", "externalId": "m1"},
+    {
+        "text": "Checkout latency doubled after the Redis upgrade",
+        "source": "ops",
+        "occurredAt": "2025-03-01T10:00:00Z",
+    },
+]
+
+
+def write_jsonl(path: Path, rows: list[object], bad: str | None = None) -> Path:
+    text = "\n".join(orjson.dumps(r).decode() for r in rows)
+    if bad is not None:
+        text += "\n" + bad
+    path.write_text(text + "\n")
+    return path
+
+
+def test_import_is_idempotent_and_reports_bad_lines(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    source = write_jsonl(tmp_path / "in.jsonl", LINES, bad='{"decision": ""}')
+    first = cli("import", str(source), "--data-dir", data, "--json")
+    assert first.returncode == 1, first.stderr  # one bad line, reported
+    report = json.loads(first.stdout)
+    assert (report["created"], report["skipped"]) == (4, 0)
+    assert report["errors"][0]["line"] == 5
+    assert "decision" in report["errors"][0]["error"]
+    again = json.loads(cli("import", str(source), "--data-dir", data, "--json").stdout)
+    assert (again["created"], again["skipped"]) == (0, 4)
+    with DecisionStore.open(Path(data), StoreOptions(read_only=True)) as store:
+        assert store.graph.number_of_nodes() == 4
+        assert store.find_external("d1") is not None
+    found = cli("recall", "why did checkout get slower?", "--data-dir", data, "--json")
+    assert found.returncode == 0, found.stderr
+    answer = json.loads(found.stdout)
+    assert answer["intent"] == "why"
+    assert answer["results"][0]["text"].startswith("Checkout latency doubled")
+    verified = cli("verify", "--data-dir", data, "--indexes", "--json")
+    assert verified.returncode == 0, verified.stdout
+
+
+def test_abort_writes_nothing_when_any_line_is_bad(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    source = write_jsonl(tmp_path / "in.jsonl", LINES, bad="{not json")
+    result = cli("import", str(source), "--data-dir", str(data), "--on-error", "abort", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["aborted"] is True
+    assert report["created"] == 0
+    with DecisionStore.open(data, StoreOptions(read_only=True)) as store:
+        assert store.seq == 0

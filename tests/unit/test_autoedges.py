@@ -1,0 +1,174 @@
+"""Automatic edges on write: each signal, its caps and weights, and contradiction suggestions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graph.drafts import DecisionDraft, MemoryDraft
+from graph.enums import EdgeType
+from graph.ids import IdSource
+from graph.model import Edge
+from graph.store import DecisionStore, StoreOptions
+from retrieval.autoedges import AutoEdgeConfig
+from retrieval.index import DualIndex
+from retrieval.writes import WriteResult, record, remember
+from tests.conftest import TickingClock
+from tests.support.fakes import HashEmbedder, MemoryVectorIndex
+
+T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> DualIndex:
+    store = DecisionStore.open(
+        tmp_path / "data", StoreOptions(fsync="never"), clock=TickingClock(), ids=IdSource(3)
+    )
+    return DualIndex.open(store, HashEmbedder(), MemoryVectorIndex())
+
+
+def by_signal(result: WriteResult, signal: str) -> list[Edge]:
+    return [e for e in result.edges if e.meta.get("signal") == signal]
+
+
+def note(
+    index: DualIndex, text: str, source: str = "ana", hours: float = 0.0, **kw: object
+) -> WriteResult:
+    draft = MemoryDraft.model_validate(
+        {"text": text, "source": source, "occurred_at": T0 + timedelta(hours=hours), **kw}
+    )
+    return remember(index, draft, "t")
+
+
+def test_temporal_backbone_links_the_previous_item_from_the_same_source(index: DualIndex) -> None:
+    first = note(index, "alpha one", "ana", 0)
+    note(index, "beta two", "ben", 1)
+    third = note(index, "gamma three", "ana", 2)
+    backbone = by_signal(third, "backbone")
+    assert [e.target for e in backbone] == [first.node.id]
+    assert backbone[0].type is EdgeType.TEMPORAL
+    assert not by_signal(first, "backbone")
+
+
+def test_proximity_weights_decay_with_hours_and_rank_and_respect_the_window(
+    index: DualIndex,
+) -> None:
+    old = note(index, "far away", "x", -48)
+    near = [note(index, f"word{i}", "x", -i) for i in (3, 1)]
+    new = note(index, "fresh", "y", 0)
+    proximity = {e.target: e for e in by_signal(new, "proximity")}
+    assert old.node.id not in proximity  # outside the 24 h window
+    one_hour, three_hours = proximity[near[1].node.id], proximity[near[0].node.id]
+    assert one_hour.weight == pytest.approx(1 / (1 + 1) / 1)
+    assert three_hours.weight == pytest.approx(1 / (1 + 3) / 2)
+
+
+def test_proximity_fan_out_is_capped(index: DualIndex) -> None:
+    for i in range(15):
+        note(index, f"token{i}", "x", 0)
+    config = AutoEdgeConfig(temporal_fanout=4)
+    result = remember(index, MemoryDraft(text="last", source="z", occurred_at=T0), "t", config)
+    assert len(by_signal(result, "proximity")) == 4
+
+
+def test_entity_links_are_idf_weighted_and_capped(index: DualIndex) -> None:
+    for i in range(8):
+        note(index, f"PostgreSQL tuning step {i}", f"s{i}", -100 * (i + 1))
+    note(index, "Kubernetes rollout", "k", -1000)
+    result = note(index, "PostgreSQL and Kubernetes together", "q", 500)
+    entity = by_signal(result, "entity")
+    assert len([e for e in entity if e.meta["entity"] == "postgresql"]) == 5  # per-entity cap
+    weights = {e.meta["entity"]: e.weight for e in entity}
+    assert weights["kubernetes"] > weights["postgresql"]  # the rarer entity weighs more
+    capped = remember(
+        index,
+        MemoryDraft(text="PostgreSQL Kubernetes", source="w", occurred_at=T0 + timedelta(days=90)),
+        "t",
+        AutoEdgeConfig(entity_links_per_insert=2),
+    )
+    assert len(by_signal(capped, "entity")) == 2
+
+
+def test_semantic_links_above_threshold_and_suggests_the_mid_band(index: DualIndex) -> None:
+    same = note(index, "redis cache eviction policy", "a", -200)
+    partial = note(index, "redis cache warmup plan", "b", -300)
+    note(index, "quarterly budget", "c", -400)
+    result = note(index, "redis cache eviction policy", "d", 0)
+    links = by_signal(result, "semantic")
+    assert [e.target for e in links] == [same.node.id]
+    assert links[0].type is EdgeType.SEMANTIC
+    assert links[0].weight == pytest.approx(1.0, abs=1e-5)
+    suggested = {s.target: s for s in result.suggestions}
+    assert suggested[partial.node.id].type is EdgeType.RELATES_TO
+    assert 0.4 <= suggested[partial.node.id].score < 0.8
+
+
+def test_causal_cue_plus_overlap_links_recent_items(index: DualIndex) -> None:
+    cause = note(index, "the deploy pipeline broke on friday", "a", 0)
+    unrelated = note(index, "lunch menu changed", "a", 1)
+    result = note(index, "release delayed because the deploy pipeline broke", "a", 2)
+    causal = by_signal(result, "causal")
+    assert [e.target for e in causal] == [cause.node.id]
+    assert causal[0].type is EdgeType.CAUSAL
+    assert causal[0].weight >= 0.15
+    plain = note(index, "the deploy pipeline broke again", "a", 3)
+    assert not by_signal(plain, "causal")  # no causal cue, no causal edge
+    assert unrelated.node.id not in {e.target for e in causal}
+
+
+def test_a_decision_citing_another_decision_is_caused_by_it(index: DualIndex) -> None:
+    first = record(index, DecisionDraft(text="Adopt feature flags"), "t").node
+    later = record(
+        index, DecisionDraft(text="Remove the old toggles", context=f"follows {first.id}"), "t"
+    )
+    cites = by_signal(later, "cites")
+    assert [(e.target, e.type) for e in cites] == [(first.id, EdgeType.CAUSED_BY)]
+
+
+def test_contradictions_are_suggested_only_on_a_shared_subject(index: DualIndex) -> None:
+    keep = record(index, DecisionDraft(text="Use Redis for session storage"), "t").node
+    other = record(
+        index, DecisionDraft(text="Use Kafka for the billing ledger", category="architecture"), "t"
+    ).node
+    result = record(index, DecisionDraft(text="Do not use Redis for session storage"), "t")
+    contradictions = [s for s in result.suggestions if s.type is EdgeType.CONTRADICTS]
+    assert [s.target for s in contradictions] == [keep.id]
+    assert "opposite polarity" in contradictions[0].reason
+    assert "redis" in contradictions[0].reason
+    assert other.id not in {s.target for s in result.suggestions if s.type is EdgeType.CONTRADICTS}
+    assert not index.store.graph.has_edge(result.node.id, keep.id, "contradicts")
+
+
+def test_unrelated_opposite_polarity_is_never_a_contradiction(index: DualIndex) -> None:
+    record(index, DecisionDraft(text="Use Redis for session storage"), "t")
+    result = record(index, DecisionDraft(text="Never deploy on Fridays"), "t")
+    assert not [s for s in result.suggestions if s.type is EdgeType.CONTRADICTS]
+
+
+def test_confirmed_or_threshold_contradictions_are_written(index: DualIndex) -> None:
+    keep = record(index, DecisionDraft(text="Use Redis for session storage"), "t").node
+    confirmed = record(
+        index, DecisionDraft(text="Avoid Redis for session storage"), "t", confirm=[keep.id]
+    )
+    assert index.store.graph.has_edge(confirmed.node.id, keep.id, "contradicts")
+    assert keep.id not in {s.target for s in confirmed.suggestions}
+    config = AutoEdgeConfig(contradiction_auto_apply=0.5)
+    auto = record(index, DecisionDraft(text="Stop using Redis for session storage"), "t", config)
+    assert index.store.graph.has_edge(auto.node.id, keep.id, "contradicts")
+
+
+def test_auto_edges_are_in_the_log_and_replay_identically(tmp_path: Path, index: DualIndex) -> None:
+    for i in range(6):
+        note(index, f"PostgreSQL step {i} because of load", f"s{i % 2}", i)
+    store = index.store
+    expected = store.graph_hash()
+    store.close()
+    replayed = DecisionStore.open(store.data_dir, StoreOptions(fsync="never", use_snapshot=False))
+    try:
+        assert replayed.graph_hash() == expected
+        origins = {d.get("origin") for _, _, d in replayed.graph.edges(data=True)}
+        assert origins == {"auto"}
+    finally:
+        replayed.close()

@@ -27,7 +27,7 @@ from .gcpause import gc_paused
 from .ids import IdSource
 from .lockfile import DirectoryLock
 from .snapshot import SnapshotHeader, read_snapshot, write_snapshot
-from .state import GraphState, graph_hash
+from .state import GraphState, Parsed, graph_hash
 from .timeutil import format_ts, utc_now
 from .verification import VerifyReport, verify_log
 
@@ -243,7 +243,13 @@ class LoggedGraph:
         expected_version: int | None = None,
         *,
         now: datetime | None = None,
+        parsed: Parsed | None = None,
     ) -> Event:
+        """Validate ``payload`` against the state, append it durably, apply it, notify.
+
+        ``parsed`` hands over the node and edges a record or remember payload was built from,
+        already validated by the caller, so they are not parsed back from the payload.
+        """
         if self._writer is None:
             raise ReadOnlyStoreError(str(self.data_dir))
         event = Event.create(
@@ -256,7 +262,7 @@ class LoggedGraph:
             prev=self.state.last_hash,
             expected_version=expected_version,
         )
-        apply = self.state.plan(event)
+        apply = self.state.plan(event, parsed)
         self.log_offset = self._writer.append(event.to_line())
         apply()
         self._notify(event)

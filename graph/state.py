@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import networkx as nx
@@ -54,6 +54,8 @@ UPDATABLE_FIELDS = frozenset(
 
 
 Mutation = Callable[[], None]
+#: A record's node and edges as the writer built them (already validated).
+Parsed = tuple[Node, Sequence[Edge]]
 
 
 class AdjacencyMirror(Protocol):
@@ -95,7 +97,7 @@ class GraphState:
         }
 
     # -- applying events -------------------------------------------------------------------
-    def plan(self, event: Event) -> Mutation:
+    def plan(self, event: Event, parsed: Parsed | None = None) -> Mutation:
         """Validate ``event`` against the current state; return the mutation that applies it.
 
         Raises a :class:`~graph.errors.DecigraphError` and changes nothing if it cannot apply.
@@ -103,7 +105,10 @@ class GraphState:
         """
         if event.seq != self.seq + 1:
             raise ValidationError("seq", f"event {event.seq} follows {self.seq}")
-        mutate = self._planners[event.op](event)
+        if parsed is not None and event.op in (Operation.RECORD, Operation.REMEMBER):
+            mutate = self._plan_record(event, parsed)  # the writer's own, validated objects
+        else:
+            mutate = self._planners[event.op](event)
 
         def commit() -> None:
             mutate()
@@ -116,15 +121,15 @@ class GraphState:
         """Validate and apply ``event``; on any error the state is unchanged."""
         self.plan(event)()
 
-    def _plan_record(self, event: Event) -> Mutation:
+    def _plan_record(self, event: Event, parsed: Parsed | None = None) -> Mutation:
         payload = event.payload
-        node = _parse_node(payload.get("node"))
+        node = _parse_node(payload.get("node")) if parsed is None else parsed[0]
         if node.id in self.graph:
             raise DuplicateIdError(node.id)
         if node.external_id is not None and node.external_id in self.external_ids:
             owner = self.external_ids[node.external_id]
             raise ValidationError("external_id", f"{node.external_id!r} already names {owner!r}")
-        edges = _parse_edges(payload.get("edges", []))
+        edges = _parse_edges(payload.get("edges", [])) if parsed is None else list(parsed[1])
         self._check_edges(edges, new_nodes={node.id})
 
         def mutate() -> None:

@@ -22,7 +22,7 @@ from .enums import EdgeType, Lifecycle, NodeKind, Outcome
 from .errors import DuplicateIdError, NodeNotFoundError, ValidationError
 from .events import Operation
 from .ids import IdSource
-from .model import Edge, Node, check_node_id
+from .model import MAX_SHORT, Edge, Node, check_node_id
 from .persistence import (
     LOG_NAME,
     SNAPSHOT_NAME,
@@ -106,7 +106,9 @@ class DecisionStore(LoggedGraph):
         with self._lock:
             now = self._clock()
             created = draft.created_at or now
-            fields = draft.model_dump(exclude={"review_in", "review_by", "created_at", "id"})
+            fields = {  # the draft's own values: nested models stay models
+                k: v for k, v in draft if k not in {"review_in", "review_by", "created_at", "id"}
+            }
             fields.update(
                 id=self._new_id(draft.id),
                 kind=NodeKind.DECISION,
@@ -114,28 +116,30 @@ class DecisionStore(LoggedGraph):
                 review_by=draft.review_deadline(created),
                 recorded_by=actor,
             )
-            node = _build_node(fields)
-            payload = {"node": _node_payload(node), "edges": self._edges_payload(edges, actor, now)}
+            node = _trusted_node(fields, actor)
+            links = self._edges(edges, actor, now)
+            payload = {"node": _node_payload(node), "edges": _edge_payloads(links)}
             if note:
                 payload["note"] = dict(note)
-            self._commit(Operation.RECORD, payload, actor, now=now)
-            return self.get(node.id)
+            self._commit(Operation.RECORD, payload, actor, now=now, parsed=(node, links))
+            return node
 
     def remember(self, draft: MemoryDraft, actor: str, edges: Sequence[EdgeDraft] = ()) -> Node:
         """Store a memory item (observation, fact or thought)."""
         with self._lock:
             now = self._clock()
-            fields = draft.model_dump(exclude={"id"})
+            fields = {k: v for k, v in draft if k != "id"}
             fields.update(
                 id=self._new_id(draft.id),
                 created_at=now,
                 occurred_at=draft.occurred_at or now,
                 recorded_by=actor,
             )
-            node = _build_node(fields)
-            payload = {"node": _node_payload(node), "edges": self._edges_payload(edges, actor, now)}
-            self._commit(Operation.REMEMBER, payload, actor, now=now)
-            return self.get(node.id)
+            node = _trusted_node(fields, actor)
+            links = self._edges(edges, actor, now)
+            payload = {"node": _node_payload(node), "edges": _edge_payloads(links)}
+            self._commit(Operation.REMEMBER, payload, actor, now=now, parsed=(node, links))
+            return node
 
     def update(
         self,
@@ -335,7 +339,11 @@ class DecisionStore(LoggedGraph):
     def _edges_payload(
         self, edges: Sequence[EdgeDraft], actor: str, now: datetime
     ) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+        return _edge_payloads(self._edges(edges, actor, now))
+
+    def _edges(self, edges: Sequence[EdgeDraft], actor: str, now: datetime) -> list[Edge]:
+        """The edges to write, validated once (their ends and type are the caller's)."""
+        out: list[Edge] = []
         for index, draft in enumerate(edges):
             prefix = "" if len(edges) == 1 else f"edges.{index}."
             try:
@@ -354,11 +362,25 @@ class DecisionStore(LoggedGraph):
                 )
             except pydantic.ValidationError as exc:
                 raise model_error(exc, prefix) from None
-            out.append(edge.model_dump(mode="json", exclude_none=True))
+            out.append(edge)
         return out
 
     def _edge_exists(self, edge: Mapping[str, Any]) -> bool:
         return bool(self.graph.has_edge(edge["source"], edge["target"], edge["type"]))
+
+
+def _edge_payloads(edges: Sequence[Edge]) -> list[dict[str, Any]]:
+    return [edge.model_dump(mode="json", exclude_none=True) for edge in edges]
+
+
+def _trusted_node(fields: dict[str, Any], actor: str) -> Node:
+    """The node from a draft's fields, which its draft model already validated (record and
+    remember take drafts): it is not validated a second time. Only what the store itself adds
+    is checked here: the id (by ``_new_id``) and the actor, which comes from configuration.
+    Replay validates every event in full."""
+    if not actor or len(actor) > MAX_SHORT:
+        raise ValidationError("actor", f"must be 1 to {MAX_SHORT} characters")
+    return Node.model_construct(**{k: v for k, v in fields.items() if v is not None})
 
 
 def _build_node(fields: dict[str, Any]) -> Node:

@@ -197,13 +197,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _import_export(args: argparse.Namespace) -> int:
     """Import a ``decigraph export`` into the store as ``import`` events, then index it."""
     from graph.importer import read_export, read_export_files
+    from service.usecases.bulk import restore_export
 
     settings = _settings(args)
     nodes, edges = read_export(
         args.format, read_export_files(args.format, [Path(p) for p in args.file])
     )
     with open_store(settings) as store:
-        report = store.import_graph(nodes, edges, args.actor, note={"format": args.format})
+        report = restore_export(store, nodes, edges, args.actor, note={"format": args.format})
         data: dict[str, Any] = {**report.to_dict(), "graphHash": store.graph_hash()}
     human = (
         f"imported {report.nodes} nodes and {report.edges} edges in {report.events} events "

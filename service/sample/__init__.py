@@ -20,21 +20,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from graph.drafts import DecisionDraft, MemoryDraft
-from graph.enums import EdgeType, Outcome
+from graph.enums import EdgeType, Lifecycle, Outcome
 from graph.ids import IdSource
-from graph.store import DecisionStore
-from retrieval.autoedges import AutoEdgeConfig
 from retrieval.embedder import Embedder
-from retrieval.writes import record, remember
+from service import usecases
 from service.composition import open_index, open_store
 from service.settings import Settings
+from service.usecases import Decigraph
+from service.usecases.inputs import (
+    DecisionChanges,
+    LinkDecisions,
+    Override,
+    RecordDecision,
+    ReviewDecision,
+    UnlinkDecisions,
+    UpdateDecision,
+)
 
 from . import vocab
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+HISTORY = Override(reason="the sample replays history as it happened")
 END = datetime(2026, 9, 30, 18, 0, tzinfo=UTC)
 
 
@@ -61,9 +69,9 @@ class _Action:
 class _Story:
     """Plans the sample as timed actions, then plays them in time order on a simulated clock."""
 
-    def __init__(self, store: DecisionStore, index: Any, seed: int, clock: list[datetime]) -> None:
-        self.store = store
-        self.index = index
+    def __init__(self, app: Decigraph, seed: int, clock: list[datetime]) -> None:
+        self.app = app
+        self.store = app.store
         self.rng = random.Random(seed)
         self.clock = clock
         self.queue: list[_Action] = []
@@ -71,7 +79,6 @@ class _Story:
         self.ids: dict[str, str] = {}  # story key -> node id
         self.category: dict[str, str] = {}
         self.confidence: dict[str, float] = {}
-        self.config = AutoEdgeConfig()
 
     # -- planning ----------------------------------------------------------------------------
     def at(self, when: datetime, run: Callable[[], None]) -> None:
@@ -133,11 +140,15 @@ class _Story:
                     "review_in": "6w",
                 }
             )
-            wanted = tuple((self.ids[t], kind) for t, kind in links if t in self.ids)
-            result = record(self.index, draft, vocab.AGENTS[project], self.config, links=wanted)
-            self.ids[key] = result.node.id
-            if supersedes is not None and supersedes in self.ids:
-                self.store.supersede(result.node.id, self.ids[supersedes], vocab.AGENTS[project])
+            wanted = [(self.ids[t], kind) for t, kind in links if t in self.ids]
+            replaced = [self.ids[supersedes]] if supersedes in self.ids else []
+            # Through the gate like any agent's record; the story records history as it
+            # happened, so a decision the graph constraint blocks goes in with an override.
+            cmd = RecordDecision(text=text, supersedes=replaced, override=HISTORY)
+            made = usecases.record_decision(
+                self.app, cmd, vocab.AGENTS[project], draft=draft, links=wanted
+            )
+            self.ids[key] = made.node.id
 
         self.at(when, run)
         if proposed:
@@ -150,7 +161,9 @@ class _Story:
         if key in self.ids:
             value = "accepted" if accept else "rejected"
             reason = "agreed in the weekly review" if accept else "the cost outweighed the gain"
-            self.store.set_lifecycle(self.ids[key], value, vocab.AGENTS[project], reason=reason)
+            usecases.set_lifecycle(
+                self.app, self.ids[key], Lifecycle(value), vocab.AGENTS[project], reason=reason
+            )
 
     def plan_review(self, when: datetime, key: str, project: str) -> None:
         if self.rng.random() >= 0.75:
@@ -176,7 +189,8 @@ class _Story:
 
         def run() -> None:
             if key in self.ids:
-                self.store.review(self.ids[key], outcome, "reviewer", lessons=lessons)
+                review = ReviewDecision(id=self.ids[key], outcome=outcome, lessons=lessons)
+                usecases.review_decision(self.app, review, "reviewer")
 
         self.at(when + self.jitter(30, 75), run)
 
@@ -194,8 +208,8 @@ class _Story:
                 entities=[component.name],
                 tags=["incident", component.project],
             )
-            result = remember(self.index, draft, "incident-bot", self.config)
-            self.ids[key] = result.node.id
+            made = usecases.remember_item(self.app, draft, "incident-bot")
+            self.ids[key] = made.node.id
 
         self.at(when, run)
 
@@ -205,8 +219,9 @@ class _Story:
         def run() -> None:
             if key in self.ids:
                 confidence = min(max(self.confidence[key] + bump, 0.05), 0.99)
-                changes = {"confidence": round(confidence, 2)}
-                self.store.update(self.ids[key], changes, vocab.AGENTS[project])
+                changes = DecisionChanges(confidence=round(confidence, 2))
+                update = UpdateDecision(id=self.ids[key], changes=changes)
+                usecases.update_decision(self.app, update, vocab.AGENTS[project])
 
         self.at(when, run)
 
@@ -326,7 +341,10 @@ def _plan_freezes(story: _Story) -> None:
             )[-3:]
             actor = vocab.AGENTS[project]
             for target in targets:
-                story.store.link(story.ids[freeze], story.ids[target], EdgeType.BLOCKS, actor)
+                link = LinkDecisions(
+                    source=story.ids[freeze], target=story.ids[target], type=EdgeType.BLOCKS
+                )
+                usecases.link(story.app, link, actor)
 
         story.at(t + timedelta(hours=2), block)
         if lifted:
@@ -336,7 +354,8 @@ def _plan_freezes(story: _Story) -> None:
                 actor = vocab.AGENTS[project]
                 for _, target, kind in list(story.store.graph.out_edges(node, keys=True)):
                     if kind == EdgeType.BLOCKS.value:
-                        story.store.unlink(node, target, actor, EdgeType.BLOCKS)
+                        unlink = UnlinkDecisions(source=node, target=target, type=EdgeType.BLOCKS)
+                        usecases.unlink(story.app, unlink, actor)
 
             story.at(lift_at, lift)
 
@@ -403,7 +422,7 @@ def generate_sample(
     try:
         index = open_index(store, settings, embedder)
         try:
-            story = _Story(store, index, seed, clock)
+            story = _Story(Decigraph(settings, store, index), seed, clock)
             foundations = {
                 c.name: f"{_slug(c.name)}/choice-0"
                 for c in vocab.COMPONENTS

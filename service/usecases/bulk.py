@@ -10,12 +10,15 @@ so a malformed line aborts before anything is written).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from graph.drafts import MemoryDraft
 from graph.errors import DecigraphError
+from graph.model import Edge, Node
+from graph.restore import ImportReport as RestoreReport
+from graph.store import DecisionStore
 from retrieval.text import compose_embedding_text
 
 from .context import Decigraph
@@ -107,3 +110,20 @@ def import_items(
             progress(report)
     app.index.flush()
     return report
+
+
+def restore_export(
+    store: DecisionStore,
+    nodes: Sequence[Node],
+    edges: Sequence[Edge],
+    actor: str,
+    *,
+    note: Mapping[str, Any] | None = None,
+) -> RestoreReport:
+    """Add an export's nodes and edges verbatim (ids, versions, edges) as ``import`` events.
+
+    Works on the store alone (the indexes catch up when they are next opened): an export is
+    a copy of decisions that were already judged, so it is not gated again. What is already
+    stored identically is skipped; bad input writes nothing.
+    """
+    return store.import_graph(nodes, edges, actor, note=note)

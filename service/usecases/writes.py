@@ -9,7 +9,7 @@ before any other write can change it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,13 @@ def rule_view(cmd: RecordDecision) -> dict[str, Any]:
     return cmd.model_dump(mode="json", exclude_none=True, exclude={"override"})
 
 
+def draft_view(draft: DecisionDraft) -> dict[str, Any]:
+    """The fields guardrail rules read for a trusted writer's draft."""
+    return draft.model_dump(
+        mode="json", exclude_none=True, exclude={"created_at", "review_by", "lifecycle"}
+    )
+
+
 def embed_decision(app: Decigraph, draft: DecisionDraft) -> tuple[Vector, Vector]:
     """The stored embedding (statement with context and pattern) and the statement's own
     (what contradictions are judged on), in one call to the model."""
@@ -103,6 +110,7 @@ def record_decision(
     vectors: tuple[Vector, Vector] | None = None,
     skip_guardrails: str | None = None,
     rule_fields: Mapping[str, Any] | None = None,
+    links: Sequence[tuple[str, EdgeType]] = (),
 ) -> Recorded:
     """Record a decision: gate and append in one critical section.
 
@@ -110,14 +118,17 @@ def record_decision(
     ``created_at`` or ``lifecycle``; ``vectors`` are :func:`embed_decision`'s, when a bulk
     writer embedded in batches. ``skip_guardrails`` (a reason) records without the gate, and
     the event says so. ``rule_fields`` are what the rules read when the caller judged a richer
-    form of the decision (``preAction``'s action, whose context may be an object).
+    form of the decision (``preAction``'s action, whose context may be an object). ``links``
+    are further ``(target, type)`` edges from the new decision that trusted writers add.
     """
+    if rule_fields is None:
+        rule_fields = rule_view(cmd) if draft is None else draft_view(draft)
     draft = draft or cmd.draft()
     stored_vector, statement_vector = vectors or embed_decision(app, draft)
-    fields = rule_fields if rule_fields is not None else rule_view(cmd)
-    cand = candidate(fields, contradicts=cmd.contradicts, supersedes=cmd.supersedes)
-    links = [(t, EdgeType.CONTRADICTS) for t in cmd.contradicts]
-    links += [(t, EdgeType.SUPERSEDES) for t in cmd.supersedes]
+    cand = candidate(rule_fields, contradicts=cmd.contradicts, supersedes=cmd.supersedes)
+    edges = [(t, EdgeType.CONTRADICTS) for t in cmd.contradicts]
+    edges += [(t, EdgeType.SUPERSEDES) for t in cmd.supersedes]
+    edges += links
     with app.store.lock:
         if skip_guardrails is None:
             judged = judge(app, cand, statement_vector)
@@ -136,7 +147,7 @@ def record_decision(
             confirm=cmd.confirm,
             vector=stored_vector,
             note=note,
-            links=links,
+            links=edges,
             contradictions=contradictions,
         )
     overridden = note is not None and "guardrailOverride" in note
@@ -155,7 +166,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
     vector = app.index.embed([statement])[0]
     with app.store.lock:
         current = app.store.get(cmd.id)
-        if current.text != statement:  # changed since it was embedded: embed what is there now
+        if "text" not in changes and current.text != statement:  # changed since: embed it now
             statement = current.text
             vector = app.index.embed([statement])[0]
         merged = {**current.model_dump(mode="json", exclude_none=True), **changes}

@@ -1,0 +1,204 @@
+"""The application layer with fakes: one gate for check, preAction and every write that can
+create a contradiction; gate and append in one critical section."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graph.enums import EdgeType
+from graph.model import Node
+from service import usecases
+from service.methods.decisions import RecordParams, UpdateParams
+from service.methods.guardrails import ActionParams
+from service.usecases import Decigraph
+from service.usecases.inputs import LinkDecisions
+from service.usecases.rules import GuardrailBlockedError, load_rules
+from tests.support.fakes import fake_app
+
+RULES = """
+- id: no-mongodb
+  description: MongoDB is not allowed for new services
+  conditions: [{field: decision, op: matches, value: "(?i)mongodb"}]
+  action: block
+  message: "MongoDB is not allowed"
+"""
+POSTGRES = "Use PostgreSQL as the primary datastore for the payments ledger"
+MYSQL = "Use MySQL as the primary datastore for the payments ledger"
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Decigraph]:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULES)
+    with fake_app(tmp_path / "data", 7) as made:
+        made.rules = load_rules([rules])
+        yield made
+
+
+def record(app: Decigraph, text: str, **fields: object) -> str:
+    params = RecordParams.model_validate({"decision": text, **fields})
+    return usecases.record_decision(app, params, "agent").node.id
+
+
+def salient_postgres(app: Decigraph) -> str:
+    """PostgreSQL that four decisions depend on: the most salient decision in the store."""
+    pg = record(app, POSTGRES, category="architecture")
+    for name in ("ledger service", "billing jobs", "refund worker", "audit export"):
+        dependent = record(app, f"The {name} stores its rows in the primary datastore")
+        link = LinkDecisions(source=dependent, target=pg, type=EdgeType.DEPENDS_ON)
+        usecases.link(app, link, "agent")
+    return pg
+
+
+def verdicts(app: Decigraph, text: str, **fields: object) -> tuple[bool, bool, bool]:
+    """(checkGuardrails, preAction, recordDecision) allowed? for the same statement."""
+    action = ActionParams.model_validate({"description": text, **fields})
+    checked = usecases.check(app, action).allowed
+    pre = usecases.pre_action(app, action, "agent", query_limit=0).verdict.allowed
+    try:
+        record(app, text, **fields)
+        recorded = True
+    except GuardrailBlockedError:
+        recorded = False
+    return checked, pre, recorded
+
+
+def test_a_rule_on_the_decision_field_gives_one_verdict_everywhere(app: Decigraph) -> None:
+    assert verdicts(app, "Use MongoDB for the catalogue service") == (False, False, False)
+    assert verdicts(app, "Use PostgreSQL for the catalogue service") == (True, True, True)
+    # `decision` and `description` name the statement alike, whichever the caller sent.
+    action = ActionParams.model_validate({"decision": "Store carts in MongoDB"})
+    assert usecases.check(app, action).violations[0].guardrail_id == "no-mongodb"
+
+
+def test_the_graph_constraint_gives_one_verdict_everywhere(app: Decigraph) -> None:
+    salient_postgres(app)
+    assert verdicts(app, MYSQL, category="architecture") == (False, False, False)
+
+
+def test_an_update_of_the_statement_is_gated_like_a_record(app: Decigraph) -> None:
+    pg = salient_postgres(app)
+    other = record(app, "Run the nightly report at 02:00 UTC", category="architecture")
+    before = app.store.seq
+    update = UpdateParams.model_validate({"id": other, "updates": {"decision": MYSQL}})
+    with pytest.raises(GuardrailBlockedError, match=pg):
+        usecases.update_decision(app, update, "agent")
+    assert app.store.seq == before  # nothing written
+    forced = UpdateParams.model_validate(
+        {"id": other, "updates": {"decision": MYSQL}, "override": {"reason": "agreed in ADR-7"}}
+    )
+    made = usecases.update_decision(app, forced, "agent")
+    assert made.overridden
+    assert made.node.text == MYSQL
+    rule = UpdateParams.model_validate(
+        {"id": other, "updates": {"decision": "Keep the ledger in MongoDB"}}
+    )
+    with pytest.raises(GuardrailBlockedError, match="MongoDB is not allowed"):
+        usecases.update_decision(app, rule, "agent")
+
+
+def test_an_update_of_other_fields_is_not_gated(app: Decigraph) -> None:
+    salient_postgres(app)
+    mysql = record(app, MYSQL, category="architecture", override={"reason": "legacy"})
+    update = UpdateParams.model_validate({"id": mysql, "updates": {"confidence": 0.4}})
+    assert usecases.update_decision(app, update, "agent").verdict is None
+
+
+def test_superseding_what_it_contradicts_passes_in_one_call(app: Decigraph) -> None:
+    pg = salient_postgres(app)
+    made = usecases.record_decision(
+        app,
+        RecordParams.model_validate(
+            {"decision": MYSQL, "category": "architecture", "supersedes": [pg]}
+        ),
+        "agent",
+    )
+    assert made.verdict.allowed
+    assert app.store.graph.has_edge(made.node.id, pg, EdgeType.SUPERSEDES.value)
+
+
+def test_pre_action_auto_record_keeps_links_and_override(app: Decigraph) -> None:
+    pg = salient_postgres(app)
+    action = ActionParams.model_validate(
+        {
+            "description": MYSQL,
+            "category": "architecture",
+            "contradicts": [pg],
+            "override": {"reason": "migration approved in ADR-9"},
+            "tags": ["storage"],
+        }
+    )
+    result = usecases.pre_action(app, action, "agent", auto_record=True)
+    assert result.recorded is not None
+    assert result.recorded.overridden
+    node = result.recorded.node
+    assert node.tags == ["storage"]
+    assert app.store.graph.has_edge(node.id, pg, EdgeType.CONTRADICTS.value)
+    blocked = usecases.pre_action(
+        app,
+        ActionParams.model_validate({"description": MYSQL, "category": "architecture"}),
+        "agent",
+        auto_record=True,
+    )
+    assert blocked.recorded is None
+    assert not blocked.verdict.allowed
+
+
+def test_record_embeds_once_per_call(app: Decigraph) -> None:
+    embedder = app.index.embedder
+    calls = embedder.calls  # type: ignore[attr-defined]
+    record(app, "Use Kafka for payment events", context="Ordering per key matters")
+    assert embedder.calls == calls + 1  # type: ignore[attr-defined]
+
+
+def test_no_write_gets_between_the_gate_and_the_append(app: Decigraph) -> None:
+    """The race: a second writer tries to get in after the first was judged."""
+    pg = salient_postgres(app)
+    other_done = threading.Event()
+    seen: list[bool] = []
+    second: list[str] = []
+
+    def second_writer() -> None:
+        second.append(record(app, "Retire PostgreSQL for the payments ledger", supersedes=[pg]))
+        other_done.set()
+
+    def between() -> None:
+        app.on_gated = None
+        thread = threading.Thread(target=second_writer)
+        thread.start()
+        seen.append(other_done.wait(0.5))  # blocked on the store lock until we append
+
+    app.on_gated = between
+    with pytest.raises(GuardrailBlockedError):
+        # Blocked: judged on the graph as it is; the hook runs only after a verdict passes.
+        record(app, MYSQL, category="architecture")
+    assert seen == []
+    app.on_gated = between
+    first = record(app, "Add a read replica for reporting queries")
+    assert seen == [False]  # the second writer could not write in between
+    assert other_done.wait(10)
+    nodes = app.store.graph.nodes
+    assert nodes[first]["created_at"] < nodes[second[0]]["created_at"]  # it landed after
+
+
+def test_the_store_keeps_exactly_what_the_edge_validated(app: Decigraph) -> None:
+    """Validated once at the edge, not again on the way in; replay still checks everything."""
+    params = RecordParams.model_validate(
+        {
+            "decision": "  Use Kafka for payment events  ",
+            "tags": [" payments ", "payments", ""],
+            "reasons": [{"type": "analysis", "text": "ordering per key", "strength": 0.9}],
+            "reviewIn": "2w",
+        }
+    )
+    node = usecases.record_decision(app, params, "agent").node
+    stored = Node.from_attrs(node.id, dict(app.store.graph.nodes[node.id]))
+    assert stored == node
+    assert node.text == "Use Kafka for payment events"
+    assert node.tags == ["payments"]
+    assert node.review_by is not None
+    assert app.store.verify().problems == []

@@ -24,6 +24,8 @@ from retrieval.query import RetrievalMode
 MAX_IDS = 100
 #: The fields whose change can create a contradiction: an update touching one is gated.
 GATED_CHANGES = frozenset({"text", "category", "stakes"})
+#: The fields the stored embedding is made of: an update touching one is embedded before the lock.
+EMBEDDED_CHANGES = frozenset({"text", "context", "pattern"})
 
 
 class Input(BaseModel):

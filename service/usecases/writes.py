@@ -25,6 +25,7 @@ from retrieval.writes import WriteResult, record, remember
 from .context import Decigraph
 from .gate import candidate, judge
 from .inputs import (
+    EMBEDDED_CHANGES,
     GATED_CHANGES,
     LinkDecisions,
     Override,
@@ -154,33 +155,59 @@ def record_decision(
     return Recorded(result.node, result.edges, result.suggestions, verdict, overridden)
 
 
+def _after(current: Node, changes: Mapping[str, Any]) -> tuple[str, str]:
+    """The statement and the stored (embedded) text of ``current`` once ``changes`` apply."""
+    text = str(changes.get("text") or current.text)
+    context = changes.get("context", current.context)
+    pattern = changes.get("pattern", current.pattern)
+    return text, compose_embedding_text(text, context, pattern)
+
+
+def _embed_after(app: Decigraph, texts: tuple[str, str], gated: bool) -> tuple[Vector, Vector]:
+    statement, stored = texts
+    if not gated or statement == stored:
+        vector = app.index.embed([stored])[0]
+        return vector, vector
+    stored_vector, statement_vector = app.index.embed([stored, statement])
+    return stored_vector, statement_vector
+
+
 def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
     """Change a decision's fields; a change of its statement, category or stakes is gated
-    exactly like recording the decision as it would then read."""
+    exactly like recording the decision as it would then read.
+
+    Whatever must be embedded (the new stored text; the statement the gate judges) is embedded
+    in one call before the lock, as a record is; the gate and the append share one critical
+    section.
+    """
     changes = cmd.changes.given()
     given = sorted(changes)
-    if not GATED_CHANGES & changes.keys():
+    gated = bool(GATED_CHANGES & changes.keys())
+    if not gated and not EMBEDDED_CHANGES & changes.keys():
         node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
         return Updated(node, given)
-    statement = changes.get("text") or app.store.get(cmd.id).text
-    vector = app.index.embed([statement])[0]
+    texts = _after(app.store.get(cmd.id), changes)
+    vectors = _embed_after(app, texts, gated)
     with app.store.lock:
         current = app.store.get(cmd.id)
-        if "text" not in changes and current.text != statement:  # changed since: embed it now
-            statement = current.text
-            vector = app.index.embed([statement])[0]
-        merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
-        superseded = [
-            t
-            for _, t, k in app.store.graph.out_edges(cmd.id, keys=True)
-            if k == EdgeType.SUPERSEDES.value
-        ]
-        cand = candidate(merged, supersedes=superseded, node_id=cmd.id)
-        verdict = judge(app, cand, vector).verdict
-        note = admit(verdict, cmd.override)
-        if app.on_gated is not None:
-            app.on_gated()
-        node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
+        if _after(current, changes) != texts:  # changed meanwhile: embed what is there now
+            texts = _after(current, changes)
+            vectors = _embed_after(app, texts, gated)
+        verdict, note = None, None
+        if gated:
+            merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
+            superseded = [
+                t
+                for _, t, k in app.store.graph.out_edges(cmd.id, keys=True)
+                if k == EdgeType.SUPERSEDES.value
+            ]
+            cand = candidate(merged, supersedes=superseded, node_id=cmd.id)
+            verdict = judge(app, cand, vectors[1]).verdict
+            note = admit(verdict, cmd.override)
+            if app.on_gated is not None:
+                app.on_gated()
+        with app.index.prepared(texts[1], vectors[0]):
+            node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
     return Updated(node, given, verdict, note is not None)
 
 

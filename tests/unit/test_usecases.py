@@ -202,3 +202,40 @@ def test_the_store_keeps_exactly_what_the_edge_validated(app: Decigraph) -> None
     assert node.tags == ["payments"]
     assert node.review_by is not None
     assert app.store.verify().problems == []
+
+
+def test_an_update_embeds_once_and_never_under_the_lock(app: Decigraph) -> None:
+    node_id = record(app, "Use Kafka for payment events", context="Ordering per key matters")
+    embedder = app.index.embedder
+    calls = embedder.calls  # type: ignore[attr-defined]
+    original = embedder.embed
+    locked: list[bool] = []
+
+    def watching(texts: list[str]) -> object:
+        # RLock has no public "held by me"; a non-blocking acquire from another thread tells.
+        probe: list[bool] = []
+
+        def try_lock() -> None:
+            got = app.store.lock.acquire(blocking=False)
+            probe.append(got)
+            if got:
+                app.store.lock.release()
+
+        thread = threading.Thread(target=try_lock)
+        thread.start()
+        thread.join()
+        locked.append(not probe[0])
+        return original(texts)
+
+    embedder.embed = watching  # type: ignore[method-assign]
+    update = UpdateParams.model_validate(
+        {"id": node_id, "updates": {"decision": "Use Kafka for all payment events"}}
+    )
+    usecases.update_decision(app, update, "agent")
+    context = UpdateParams.model_validate(
+        {"id": node_id, "updates": {"context": "Replays must be possible for 7 days"}}
+    )
+    usecases.update_decision(app, context, "agent")
+    assert embedder.calls == calls + 2  # type: ignore[attr-defined]
+    assert locked == [False, False]
+    assert app.index.check_consistency() == []

@@ -16,11 +16,11 @@ from .model import (
     MAX_REASONS,
     MAX_TEXT,
     Bridge,
+    Entities,
     MetaValue,
     Reason,
     ShortText,
-    clean_entities,
-    clean_tags,
+    Tags,
 )
 from .timeutil import UtcDatetime
 
@@ -58,13 +58,13 @@ class DecisionFields(_Draft):
     stakes: Stakes | None = None
     context: str | None = Field(default=None, max_length=MAX_CONTEXT)
     reasons: list[Reason] = Field(default_factory=list, max_length=MAX_REASONS)
-    tags: list[str] = Field(default_factory=list)
+    tags: Tags = Field(default_factory=list)
     pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
     bridge: Bridge | None = None
     project: ShortText | None = None
     feature: ShortText | None = None
     pr: ShortText | None = None
-    entities: list[str] = Field(default_factory=list)
+    entities: Entities = Field(default_factory=list)
     external_id: ShortText | None = None
     review_in: str | None = None
 
@@ -74,16 +74,6 @@ class DecisionFields(_Draft):
         if value is not None and parse_review_in(value) > MAX_REVIEW_IN:
             raise ValueError("must be at most 100 years (e.g. 100y, 1200m)")
         return value
-
-    @field_validator("tags")
-    @classmethod
-    def _tags(cls, value: list[str]) -> list[str]:
-        return clean_tags(value)
-
-    @field_validator("entities")
-    @classmethod
-    def _entities(cls, value: list[str]) -> list[str]:
-        return clean_entities(value)
 
 
 class DecisionDraft(DecisionFields):
@@ -110,20 +100,10 @@ class MemoryDraft(_Draft):
     id: str | None = None
     source: ShortText | None = None
     occurred_at: UtcDatetime | None = None
-    entities: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    entities: Entities = Field(default_factory=list)
+    tags: Tags = Field(default_factory=list)
     project: ShortText | None = None
     external_id: ShortText | None = None
-
-    @field_validator("tags")
-    @classmethod
-    def _tags(cls, value: list[str]) -> list[str]:
-        return clean_tags(value)
-
-    @field_validator("entities")
-    @classmethod
-    def _entities(cls, value: list[str]) -> list[str]:
-        return clean_entities(value)
 
 
 @dataclass(frozen=True, slots=True)

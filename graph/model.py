@@ -10,7 +10,7 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .enums import (
     Category,
@@ -77,6 +77,11 @@ def clean_entities(values: list[str]) -> list[str]:
     return _clean_str_list(values, "entities", MAX_ENTITIES, MAX_SHORT)
 
 
+#: Tags and entities: stripped, blanks dropped, duplicates removed, within their limits.
+Tags = Annotated[list[str], AfterValidator(clean_tags)]
+Entities = Annotated[list[str], AfterValidator(clean_entities)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(
         extra="forbid", allow_inf_nan=False, str_strip_whitespace=True, frozen=True
@@ -105,7 +110,7 @@ class Node(_Strict):
     stakes: Stakes | None = None
     context: str | None = Field(default=None, max_length=MAX_CONTEXT)
     reasons: list[Reason] = Field(default_factory=list, max_length=MAX_REASONS)
-    tags: list[str] = Field(default_factory=list)
+    tags: Tags = Field(default_factory=list)
     pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
     bridge: Bridge | None = None
     project: ShortText | None = None
@@ -113,7 +118,7 @@ class Node(_Strict):
     pr: ShortText | None = None
     source: ShortText | None = None
     external_id: ShortText | None = None
-    entities: list[str] = Field(default_factory=list)
+    entities: Entities = Field(default_factory=list)
     lifecycle: Lifecycle = Lifecycle.ACCEPTED
     status: ReviewStatus = ReviewStatus.PENDING
     outcome: Outcome | None = None
@@ -134,16 +139,6 @@ class Node(_Strict):
     @classmethod
     def _id(cls, value: str) -> str:
         return check_node_id(value)
-
-    @field_validator("tags")
-    @classmethod
-    def _tags(cls, value: list[str]) -> list[str]:
-        return clean_tags(value)
-
-    @field_validator("entities")
-    @classmethod
-    def _entities(cls, value: list[str]) -> list[str]:
-        return clean_entities(value)
 
     @field_validator("lifecycle")
     @classmethod

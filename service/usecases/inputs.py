@@ -15,7 +15,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graph.drafts import DecisionDraft, DecisionFields
 from graph.enums import Category, EdgeType, Outcome, Stakes
-from graph.model import MAX_CONTEXT, MAX_PATTERN, MAX_REASONS, MAX_TEXT, Bridge, Reason, ShortText
+from graph.model import (
+    MAX_CONTEXT,
+    MAX_PATTERN,
+    MAX_REASONS,
+    MAX_TEXT,
+    Bridge,
+    Reason,
+    ShortText,
+    Tags,
+)
 from graph.timeutil import UtcDatetime
 from retrieval.filters import RecallFilters
 from retrieval.intents import Intent
@@ -83,7 +92,7 @@ class DecisionChanges(Input):
     confidence: float | None = Field(default=None, ge=0, le=1)
     category: Category | None = None
     stakes: Stakes | None = None
-    tags: list[str] | None = None
+    tags: Tags | None = None
     pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
     context: str | None = Field(default=None, max_length=MAX_CONTEXT)
     reasons: list[Reason] | None = Field(default=None, max_length=MAX_REASONS)

@@ -42,12 +42,13 @@ from .openapi import (
     UNAUTHORIZED,
     AgentCard,
     Health,
-    _ref,
     install_openapi,
+    schema_ref,
 )
 from .ui import add_ui_routes
 
 logger = logging.getLogger(__name__)
+RPC_REQUEST, RPC_BATCH = schema_ref("RpcRequest"), schema_ref("RpcBatch")
 
 
 def _json(document: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -149,7 +150,9 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
             "security": BEARER,
             "requestBody": {
                 "required": True,
-                "content": {JSON: {"schema": {"anyOf": [_ref("RpcRequest"), _ref("RpcBatch")]}}},
+                "content": {
+                    JSON: {"schema": {"anyOf": [schema_ref("RpcRequest"), schema_ref("RpcBatch")]}}
+                },
             },
         },
     )

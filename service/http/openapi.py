@@ -77,7 +77,7 @@ class ExportError(BaseModel):
     error: str
 
 
-def _ref(name: str) -> dict[str, str]:
+def schema_ref(name: str) -> dict[str, str]:
     return {"$ref": SCHEMAS + name}
 
 
@@ -89,7 +89,7 @@ UNAUTHORIZED: dict[int | str, dict[str, Any]] = {
         "headers": {"WWW-Authenticate": {"schema": {"type": "string"}}},
     }
 }
-_RPC_ONE = {"anyOf": [_ref("RpcResultResponse"), _ref("RpcErrorResponse")]}
+_RPC_ONE = {"anyOf": [schema_ref("RpcResultResponse"), schema_ref("RpcErrorResponse")]}
 CSTP_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "The JSON-RPC response (an array for a batch); errors are in the body",
@@ -163,7 +163,7 @@ def rpc_request_schemas(registry: Registry) -> dict[str, Any]:
         "type": "array",
         "minItems": 1,
         "maxItems": MAX_BATCH,
-        "items": _ref("RpcRequest"),
+        "items": schema_ref("RpcRequest"),
     }
     return schemas
 

@@ -67,3 +67,34 @@ def test_abort_writes_nothing_when_any_line_is_bad(tmp_path: Path) -> None:
     assert report["created"] == 0
     with DecisionStore.open(data, StoreOptions(read_only=True)) as store:
         assert store.seq == 0
+
+
+def test_import_is_gated_unless_skipped_and_the_log_says_so(tmp_path: Path) -> None:
+    rules = tmp_path / "data" / "guardrails"
+    rules.mkdir(parents=True)
+    (rules / "rules.yaml").write_text(
+        "- id: no-mongodb\n"
+        "  conditions: [{field: decision, op: matches, value: '(?i)mongodb'}]\n"
+        "  action: block\n"
+        "  message: MongoDB is not allowed\n"
+    )
+    rows = [
+        {"decision": "Use PostgreSQL for the billing ledger"},
+        {"decision": "Keep the product catalogue in MongoDB"},
+        {"decision": "Keep the audit trail in MongoDB", "override": {"reason": "legacy, ADR-12"}},
+    ]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    data = str(tmp_path / "data")
+    gated = cli("import", str(source), "--data-dir", data, "--json")
+    assert gated.returncode == 1  # a refused line is reported, never dropped silently
+    report = json.loads(gated.stdout)
+    assert report["created"] == 2
+    assert report["errors"] == [
+        {"line": 2, "error": "blocked by guardrails: MongoDB is not allowed"}
+    ]
+    log = (tmp_path / "data" / "events.jsonl").read_text()
+    assert "legacy, ADR-12" in log  # the override is kept like recordDecision's
+    skipped = cli("import", str(source), "--data-dir", data, "--json", "--skip-guardrails")
+    assert json.loads(skipped.stdout)["created"] == 1  # the refused line, now without the gate
+    events = [json.loads(line) for line in (tmp_path / "data" / "events.jsonl").open()]
+    assert events[-1]["payload"]["note"]["guardrailsSkipped"]["reason"]

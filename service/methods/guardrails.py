@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
-from graph.model import MAX_PATTERN, MAX_REASONS, Reason
+from graph.model import MAX_PATTERN, MAX_REASONS, Reason, Tags
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
 from service.usecases.gate import GRAPH_GUARDRAIL, graph_rule_description
@@ -36,16 +36,17 @@ class PreActionOptions(Params):
 
 
 class PreActionExtras(Input):
-    """CSTP's top-level ``reasons``, ``tags`` and ``pattern``, used for the auto-record."""
+    """CSTP's top-level ``reasons``, ``tags`` and ``pattern``, used for the auto-record (the MCP
+    tool sends ``null`` for those it does not have)."""
 
-    reasons: list[Reason] = Field(default_factory=list, max_length=MAX_REASONS)
-    tags: list[str] = Field(default_factory=list)
+    reasons: list[Reason] | None = Field(default=None, max_length=MAX_REASONS)
+    tags: Tags | None = None
     pattern: str | None = Field(default=None, max_length=MAX_PATTERN)
 
 
 class PreActionParams(Params, PreActionExtras):
     action: ActionParams
-    options: PreActionOptions = Field(default_factory=PreActionOptions)
+    options: PreActionOptions | None = None  # the MCP tool sends null
 
     def merged_action(self) -> ActionParams:
         """The action with the top-level extras the action itself does not set."""
@@ -96,12 +97,13 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
         return {"guardrails": [*rules, graph_rule], "count": len(rules) + 1}
 
     def pre_action(p: PreActionParams, ctx: CallContext) -> Mapping[str, Any]:
+        options = p.options or PreActionOptions()
         outcome = usecases.pre_action(
             app,
             p.merged_action(),
             ctx.agent,
-            query_limit=p.options.query_limit,
-            auto_record=p.options.auto_record,
+            query_limit=options.query_limit,
+            auto_record=options.auto_record,
         )
         relevant = []
         if outcome.relevant is not None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.enums import Lifecycle, NodeKind
+from graph.errors import NodeNotFoundError
 from graph.lifecycle import effective_lifecycle
 from retrieval.autoedges import Incoming, Suggestion, contradiction_suggestions
 from retrieval.entities import entity_keys
@@ -86,6 +87,7 @@ def judge(app: Decigraph, cand: Candidate, vector: Vector | None) -> Judgement:
     Hold ``app.store.lock`` around this and the write it admits. A guardrail that fails while
     evaluating blocks, with the failure in its message (fail closed).
     """
+    require_targets(app, cand)
     verdict = Verdict()
     evaluate_rules(app.rules, cand.fields, verdict)
     verdict.evaluated += 1
@@ -99,6 +101,16 @@ def judge(app: Decigraph, cand: Candidate, vector: Vector | None) -> Judgement:
         message = f"guardrail {GRAPH_GUARDRAIL} could not be evaluated: {exc}"
         verdict.add(Finding(GRAPH_GUARDRAIL, GRAPH_GUARDRAIL_NAME, message, "block"))
     return Judgement(verdict, found)
+
+
+def require_targets(app: Decigraph, cand: Candidate) -> None:
+    """Every decision the candidate contradicts or supersedes exists (else the error names it
+    as the caller did: ``supersedes.0``), so a verdict never rests on an unknown id."""
+    with app.store.lock:
+        for name, ids in (("contradicts", cand.contradicts), ("supersedes", cand.supersedes)):
+            for number, node_id in enumerate(ids):
+                if node_id not in app.store.graph:
+                    raise NodeNotFoundError(node_id, f"{name}.{number}")
 
 
 def detect_contradictions(

@@ -9,9 +9,9 @@ validated once, at the edge; the use cases trust them.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from graph.drafts import DecisionDraft, DecisionFields
 from graph.enums import Category, EdgeType, Outcome, Stakes
@@ -24,6 +24,7 @@ from graph.model import (
     Reason,
     ShortText,
     Tags,
+    check_node_id,
 )
 from graph.timeutil import UtcDatetime
 from retrieval.filters import RecallFilters
@@ -35,6 +36,14 @@ MAX_IDS = 100
 GATED_CHANGES = frozenset({"text", "category", "stakes"})
 #: The fields the stored embedding is made of: an update touching one is embedded before the lock.
 EMBEDDED_CHANGES = frozenset({"text", "context", "pattern"})
+
+
+def _node_id(value: str) -> str:
+    return check_node_id(value, "id")
+
+
+#: Ids of decisions named by the caller (8 lowercase hex characters), at most 100.
+NodeIds = Annotated[list[Annotated[str, AfterValidator(_node_id)]], Field(max_length=MAX_IDS)]
 
 
 class Input(BaseModel):
@@ -55,9 +64,9 @@ class RecordDecision(DecisionFields):
     edges up front.
     """
 
-    confirm: list[str] = Field(default_factory=list, max_length=MAX_IDS)
-    contradicts: list[str] = Field(default_factory=list, max_length=MAX_IDS)
-    supersedes: list[str] = Field(default_factory=list, max_length=MAX_IDS)
+    confirm: NodeIds = Field(default_factory=list)
+    contradicts: NodeIds = Field(default_factory=list)
+    supersedes: NodeIds = Field(default_factory=list)
     override: Override | None = None
 
     def draft(self) -> DecisionDraft:
@@ -75,14 +84,27 @@ class ProposedAction(RecordDecision):
 
     context: str | dict[str, Any] | None = None  # type: ignore[assignment]
 
+    @field_validator("context")
+    @classmethod
+    def _context_fits(cls, value: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+        if isinstance(value, dict) and len(context_text(value)) > MAX_CONTEXT:
+            raise ValueError(f"as JSON text must be at most {MAX_CONTEXT} characters")
+        if isinstance(value, str) and len(value) > MAX_CONTEXT:
+            raise ValueError(f"must be at most {MAX_CONTEXT} characters")
+        return value
+
     def to_record(self) -> RecordDecision:
-        fields = self.model_dump(exclude={"context"}, exclude_unset=True, round_trip=True)
+        """The decision to record (validated already: built without validating again)."""
+        fields = {name: value for name, value in self if name != "context"}
         context = self.context
         if isinstance(context, dict):
-            context = json.dumps(context, sort_keys=True, ensure_ascii=False)
-        if context is not None:
-            fields["context"] = context
-        return RecordDecision.model_validate(fields)  # the context limit applies here
+            context = context_text(context)
+        return RecordDecision.model_construct(**fields, context=context)
+
+
+def context_text(context: dict[str, Any]) -> str:
+    """An object context as the text a decision keeps (sorted keys, so it is deterministic)."""
+    return json.dumps(context, sort_keys=True, ensure_ascii=False)
 
 
 class DecisionChanges(Input):

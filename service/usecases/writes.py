@@ -23,7 +23,7 @@ from retrieval.text import compose_embedding_text
 from retrieval.writes import WriteResult, record, remember
 
 from .context import Decigraph
-from .gate import candidate, judge
+from .gate import candidate, judge, require_targets
 from .inputs import (
     EMBEDDED_CHANGES,
     GATED_CHANGES,
@@ -136,6 +136,7 @@ def record_decision(
             note = admit(judged.verdict, cmd.override)
             verdict, contradictions = judged.verdict, judged.contradictions
         else:
+            require_targets(app, cand)
             note = {"guardrailsSkipped": {"reason": skip_guardrails}}
             verdict, contradictions = Verdict(), None
         if app.on_gated is not None:

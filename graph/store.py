@@ -8,10 +8,9 @@ snapshots live in :mod:`graph.persistence`. Reads go to ``store.graph``, a Netwo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -21,7 +20,6 @@ from .drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from .enums import EdgeType, Lifecycle, NodeKind, Outcome
 from .errors import DuplicateIdError, NodeNotFoundError, ValidationError
 from .events import Operation
-from .ids import IdSource
 from .model import MAX_SHORT, Edge, Node, check_node_id
 from .persistence import (
     LOG_NAME,
@@ -54,15 +52,8 @@ class LinkResult:
 class DecisionStore(LoggedGraph):
     """An event-sourced decision graph in ``data_dir``; use :meth:`open`."""
 
-    def __init__(
-        self,
-        data_dir: Path,
-        options: StoreOptions,
-        clock: Callable[[], datetime],
-        ids: IdSource,
-    ) -> None:
-        super().__init__(data_dir, options, clock, ids)
-        self._salience: tuple[int, dict[str, float]] | None = None
+    #: PageRank of every node and the log position it was computed at (see :meth:`salience`).
+    _salience: tuple[int, dict[str, float]] | None = None
 
     # -- reads -----------------------------------------------------------------------------
     def get(self, node_id: str) -> Node:

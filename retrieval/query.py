@@ -78,8 +78,12 @@ def query_decisions(
     hybrid_weight: float = 0.7,
     decision_id: str | None = None,
     hops: int = 2,
+    vector: Vector | None = None,
 ) -> QueryResult:
-    """Rank decisions for ``query``; every filter applies in every mode."""
+    """Rank decisions for ``query``; every filter applies in every mode.
+
+    ``vector``: the query's embedding when the caller already has it (it is not embedded again).
+    """
     started = time.perf_counter()
     try:
         mode = RetrievalMode(mode)
@@ -95,7 +99,10 @@ def query_decisions(
     if not 1 <= hops <= 5:
         raise ValidationError("hops", f"must be between 1 and 5, got {hops!r}")
     active = _decisions_only(filters or NO_FILTERS)
-    vector = None if mode is RetrievalMode.KEYWORD else index.embed([query])[0]
+    if mode is RetrievalMode.KEYWORD:
+        vector = None
+    elif vector is None:
+        vector = index.embed([query])[0]
     with index.store.lock:
         if decision_id is not None and decision_id not in index.store.graph:
             raise NodeNotFoundError(decision_id, "decision_id")

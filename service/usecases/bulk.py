@@ -19,11 +19,10 @@ from graph.errors import DecigraphError
 from graph.model import Edge, Node
 from graph.restore import ImportReport as RestoreReport
 from graph.store import DecisionStore
-from retrieval.text import compose_embedding_text
 
 from .context import Decigraph
 from .inputs import RecordDecision
-from .writes import record_decision, remember_item
+from .writes import embedding_texts, record_decision, remember_item
 
 BATCH = 64
 Item = RecordDecision | MemoryDraft
@@ -51,8 +50,8 @@ def _texts(item: Item) -> list[str]:
     """What the write embeds for ``item``: for a decision, the stored text and its statement."""
     if isinstance(item, MemoryDraft):
         return [item.text]
-    stored = compose_embedding_text(item.text, item.context, item.pattern)
-    return [stored] if stored == item.text else [stored, item.text]
+    stored, statement = embedding_texts(item.text, item.context, item.pattern)
+    return [stored] if stored == statement else [stored, statement]
 
 
 def import_items(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from retrieval.matrix import Vector
 from retrieval.query import RetrievalMode
 
 from .context import Decigraph
@@ -16,12 +17,15 @@ from .gate import candidate, judge
 from .inputs import DecisionQuery, ProposedAction
 from .reads import Queried, query
 from .rules import GuardrailBlockedError, Verdict
-from .writes import Recorded, record_decision, rule_view
+from .writes import Recorded, embed_decision, record_decision, rule_view
 
 
-def check(app: Decigraph, action: ProposedAction) -> Verdict:
-    """Every guardrail's verdict on recording ``action`` now; nothing is written."""
-    vector = app.index.embed([action.text])[0]
+def check(app: Decigraph, action: ProposedAction, vector: Vector | None = None) -> Verdict:
+    """Every guardrail's verdict on recording ``action`` now; nothing is written.
+
+    ``vector`` is the statement's embedding when the caller already has it."""
+    if vector is None:
+        vector = app.index.embed([action.text])[0]
     cand = candidate(
         rule_view(action), contradicts=action.contradicts, supersedes=action.supersedes
     )
@@ -47,14 +51,22 @@ def pre_action(
     """The decisions relevant to ``action`` and the guardrails' verdict on it; with
     ``auto_record``, an allowed action is recorded through the same gated write as
     ``recordDecision`` (its ``contradicts``, ``supersedes`` and ``override`` included)."""
+    # One model call: the statement (the query and the gate use the same vector) and, when
+    # the action is to be recorded, the stored text beside it.
+    cmd = action.to_record() if auto_record else None
+    if cmd is not None:
+        vectors = embed_decision(app, cmd.draft())
+    else:
+        vector = app.index.embed([action.text])[0]
+        vectors = (vector, vector)
     relevant = None
     if query_limit:
         q = DecisionQuery(query=action.text, limit=query_limit, retrieval_mode=RetrievalMode.HYBRID)
-        relevant = query(app, q)
-    if not auto_record:
-        return PreActionResult(check(app, action), relevant)
+        relevant = query(app, q, vector=vectors[1])
+    if cmd is None:
+        return PreActionResult(check(app, action, vectors[1]), relevant)
     try:
-        recorded = record_decision(app, action.to_record(), actor, rule_fields=rule_view(action))
+        recorded = record_decision(app, cmd, actor, rule_fields=rule_view(action), vectors=vectors)
     except GuardrailBlockedError as exc:
         return PreActionResult(exc.verdict, relevant)
     return PreActionResult(recorded.verdict, relevant, recorded)

@@ -12,6 +12,7 @@ from graph.enums import NodeKind
 from graph.export import export_graph
 from graph.model import Node
 from retrieval.filters import RecallFilters, passes
+from retrieval.matrix import Vector
 from retrieval.query import QueryResult, query_decisions
 from retrieval.recall import RecallHit, RecallResult, recall
 
@@ -48,7 +49,8 @@ class Queried:
     nodes: dict[str, Node]
 
 
-def query(app: Decigraph, q: DecisionQuery) -> Queried:
+def query(app: Decigraph, q: DecisionQuery, vector: Vector | None = None) -> Queried:
+    """Ranked decisions for ``q``; ``vector`` is the query's embedding when already computed."""
     result = query_decisions(
         app.index,
         q.query,
@@ -58,6 +60,7 @@ def query(app: Decigraph, q: DecisionQuery) -> Queried:
         hybrid_weight=q.hybrid_weight,
         decision_id=q.decision_id,
         hops=q.hops,
+        vector=vector,
     )
     with app.store.lock:
         nodes = {h.id: app.store.get(h.id) for h in result.hits if h.id in app.store.graph}

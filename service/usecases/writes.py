@@ -91,15 +91,24 @@ def draft_view(draft: DecisionDraft) -> dict[str, Any]:
     )
 
 
-def embed_decision(app: Decigraph, draft: DecisionDraft) -> tuple[Vector, Vector]:
-    """The stored embedding (statement with context and pattern) and the statement's own
-    (what contradictions are judged on), in one call to the model."""
-    stored = compose_embedding_text(draft.text, draft.context, draft.pattern)
-    if stored == draft.text:
+def embedding_texts(text: str, context: str | None, pattern: str | None) -> tuple[str, str]:
+    """What a decision's write embeds: its stored text (statement with context and pattern)
+    and its statement alone (what contradictions are judged on); often the same text."""
+    return compose_embedding_text(text, context, pattern), text
+
+
+def embed_pair(app: Decigraph, stored: str, statement: str) -> tuple[Vector, Vector]:
+    """The vectors of :func:`embedding_texts`, in one call to the model (one text when equal)."""
+    if stored == statement:
         vector = app.index.embed([stored])[0]
         return vector, vector
-    stored_vector, statement_vector = app.index.embed([stored, draft.text])
+    stored_vector, statement_vector = app.index.embed([stored, statement])
     return stored_vector, statement_vector
+
+
+def embed_decision(app: Decigraph, draft: DecisionDraft) -> tuple[Vector, Vector]:
+    """The stored embedding and the statement's own, for a decision to record."""
+    return embed_pair(app, *embedding_texts(draft.text, draft.context, draft.pattern))
 
 
 def record_decision(
@@ -157,20 +166,12 @@ def record_decision(
 
 
 def _after(current: Node, changes: Mapping[str, Any]) -> tuple[str, str]:
-    """The statement and the stored (embedded) text of ``current`` once ``changes`` apply."""
-    text = str(changes.get("text") or current.text)
-    context = changes.get("context", current.context)
-    pattern = changes.get("pattern", current.pattern)
-    return text, compose_embedding_text(text, context, pattern)
-
-
-def _embed_after(app: Decigraph, texts: tuple[str, str], gated: bool) -> tuple[Vector, Vector]:
-    statement, stored = texts
-    if not gated or statement == stored:
-        vector = app.index.embed([stored])[0]
-        return vector, vector
-    stored_vector, statement_vector = app.index.embed([stored, statement])
-    return stored_vector, statement_vector
+    """:func:`embedding_texts` of ``current`` once ``changes`` apply."""
+    return embedding_texts(
+        str(changes.get("text") or current.text),
+        changes.get("context", current.context),
+        changes.get("pattern", current.pattern),
+    )
 
 
 def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
@@ -188,12 +189,13 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
         node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
         return Updated(node, given)
     texts = _after(app.store.get(cmd.id), changes)
-    vectors = _embed_after(app, texts, gated)
+    # Without the gate, only the stored text is needed: the statement slot repeats it.
+    vectors = embed_pair(app, texts[0], texts[1] if gated else texts[0])
     with app.store.lock:
         current = app.store.get(cmd.id)
         if _after(current, changes) != texts:  # changed meanwhile: embed what is there now
             texts = _after(current, changes)
-            vectors = _embed_after(app, texts, gated)
+            vectors = embed_pair(app, texts[0], texts[1] if gated else texts[0])
         verdict, note = None, None
         if gated:
             merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
@@ -207,7 +209,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
             note = admit(verdict, cmd.override)
             if app.on_gated is not None:
                 app.on_gated()
-        with app.index.prepared(texts[1], vectors[0]):
+        with app.index.prepared(texts[0], vectors[0]):
             node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
     return Updated(node, given, verdict, note is not None)
 

@@ -239,3 +239,14 @@ def test_an_update_embeds_once_and_never_under_the_lock(app: Decigraph) -> None:
     assert embedder.calls == calls + 2  # type: ignore[attr-defined]
     assert locked == [False, False]
     assert app.index.check_consistency() == []
+
+
+def test_pre_action_embeds_once_for_the_query_the_gate_and_the_record(app: Decigraph) -> None:
+    embedder = app.index.embedder
+    action = ActionParams.model_validate(
+        {"description": "Use Kafka for payment events", "context": "Ordering per key matters"}
+    )
+    for auto_record in (False, True):
+        calls = embedder.calls  # type: ignore[attr-defined]
+        usecases.pre_action(app, action, "agent", query_limit=5, auto_record=auto_record)
+        assert embedder.calls == calls + 1  # type: ignore[attr-defined]

@@ -48,9 +48,9 @@ from retrieval.text import compose_embedding_text
 
 PIPE = subprocess.PIPE
 PROGRESS = re.compile(r"imported (\d+),")
-CREATED = re.compile(r"(\d+) created")
-BAD = re.compile(r"(\d+) bad")
-ERROR_LINE = re.compile(r"^  line \d+: (.*)$", re.MULTILINE)
+CREATED = re.compile(r"(\d+) recorded")
+BAD = re.compile(r"(\d+) refused")
+ERROR_LINE = re.compile(r"^  line \d+: (?:refused|invalid): (.*)$", re.MULTILINE)
 SHAPES = ("decisions, text only", "decisions with context", "memory items")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report_base import NA, Report
+from bench.report_contradictions import contradictions
 from bench.report_sections import (
     graph_section,
     keyword,
@@ -110,6 +111,7 @@ def render(results: Path) -> str:
         startup,
         memory,
         quality,
+        contradictions,
         keyword,
     ):
         section(body)

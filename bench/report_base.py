@@ -9,6 +9,7 @@ from typing import Any
 SALIENCE_RATIO = 3.0
 RECALL_P50_MS, RECALL_P95_MS = 30.0, 60.0
 LOCOMO_R10 = 0.66
+CONTRA_PRECISION, CONTRA_RECALL = 0.95, 0.85
 CATS = ["multi-hop", "temporal", "open-domain", "single-hop"]
 HYBRID = "hybrid recall (decigraph)"
 NA = "n/a"

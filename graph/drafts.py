@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -21,6 +21,7 @@ from .model import (
     Reason,
     ShortText,
     Tags,
+    refuse_control_characters,
 )
 from .timeutil import UtcDatetime
 
@@ -45,6 +46,12 @@ def parse_review_in(value: str) -> timedelta:
 
 class _Draft(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=True)
+
+    @field_validator("*")
+    @classmethod
+    def _no_control_characters(cls, value: Any) -> Any:
+        """Every text field (nested ones too) refuses C0 controls but tab, LF and CR."""
+        return refuse_control_characters(value)
 
 
 class DecisionFields(_Draft):

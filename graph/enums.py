@@ -107,6 +107,11 @@ class EdgeType(StrEnum):
     def acyclic(self) -> bool:
         return self in ACYCLIC_EDGE_TYPES
 
+    @property
+    def derived(self) -> bool:
+        """Derived on write (time, mentions, similarity, causal wording), not stated by anyone."""
+        return self in DERIVED_EDGE_TYPES
+
 
 EDGE_FAMILY: dict[EdgeType, RelationFamily] = {
     # Causal: edges that explain why something is the way it is.
@@ -138,6 +143,18 @@ SYMMETRIC_EDGE_TYPES: frozenset[EdgeType] = frozenset(
 
 ACYCLIC_EDGE_TYPES: frozenset[EdgeType] = frozenset(
     {EdgeType.SUPERSEDES, EdgeType.DEPENDS_ON, EdgeType.BLOCKS}
+)
+
+#: The types :mod:`retrieval.autoedges` derives on write. Graph queries leave them out unless
+#: asked (``includeDerived``); recall's graph expansion uses them.
+DERIVED_EDGE_TYPES: frozenset[EdgeType] = frozenset(
+    {EdgeType.TEMPORAL, EdgeType.ENTITY, EdgeType.SEMANTIC, EdgeType.CAUSAL}
+)
+
+#: The decision relations (F045's seven), in declaration order: what graph queries walk by
+#: default.
+DECISION_EDGE_TYPES: tuple[EdgeType, ...] = tuple(
+    t for t in EdgeType if t not in DERIVED_EDGE_TYPES
 )
 
 

@@ -1,8 +1,25 @@
 """Graph exports: D3 node-link JSON, GraphML, a Cypher script and CSV.
 
 All exports are deterministic (nodes by id, edges by (source, target, type)) and carry every
-stored attribute. Formats without nested values (GraphML, CSV, Cypher properties) hold lists
-and objects as JSON text, which :func:`attrs_from_flat` turns back.
+stored attribute. A node's ``lifecycle`` is its effective one (``superseded`` when a node
+supersedes it), as every answer reports it; a superseded node also carries ``stored_lifecycle``,
+the value the store keeps, so an export reads back into the same graph
+(:func:`graph.lifecycle.reported_attrs` and :func:`~graph.lifecycle.stored_attrs`).
+
+Formats without nested values (GraphML, CSV, Cypher properties) hold lists and objects as JSON
+text, which :func:`attrs_from_flat` turns back.
+
+Every export parses whatever the text holds (new writes refuse C0 controls at the edge, but a
+log written before may hold them; see :func:`graph.model.refused_character`):
+
+* JSON escapes every non-ASCII and control character (``\\uXXXX``): it round-trips exactly.
+* GraphML and CSV: a value holding a character XML 1.0 cannot carry at all, even as a character
+  reference (C0 controls but tab, LF, CR; U+FFFE, U+FFFF; lone surrogates), is written as a JSON
+  string literal with those characters ``\\u``-escaped, and the item's :data:`ESCAPED_KEY`
+  attribute lists the attributes so written; :func:`attrs_from_flat` decodes them. Every other
+  value is written as it is (the JSON text of lists and objects escapes those characters too).
+* Cypher string literals escape quotes, backslashes and every control, separator or
+  non-character code point (``\\uXXXX``, which Cypher reads back): no raw control character.
 
 Examples
 --------
@@ -20,18 +37,28 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Collection
 from typing import Any
 
 import networkx as nx
 
 from .errors import ValidationError
+from .lifecycle import reported_attrs
 
 EXPORT_FORMATS = ("json", "d3", "graphml", "cypher", "csv")
+#: The attribute naming which of an item's flat values are escaped JSON string literals.
+ESCAPED_KEY = "_escaped"
+#: What XML 1.0 cannot carry even as a character reference (and CSV readers choke on).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: What a Cypher string literal escapes besides quotes and backslashes: controls (C0, DEL, C1),
+#: line and paragraph separators, lone surrogates and the non-characters U+FFFE and U+FFFF.
+_CYPHER_ESCAPED = re.compile(r"[\\'\"\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+_CYPHER_SHORT = {"\\": "\\\\", "'": "\\'", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def _nodes(G: nx.MultiDiGraph[str]) -> list[tuple[str, dict[str, Any]]]:
-    return [(node_id, dict(G.nodes[node_id])) for node_id in sorted(G.nodes)]
+    return [(node_id, reported_attrs(G, node_id)) for node_id in sorted(G.nodes)]
 
 
 def _edges(G: nx.MultiDiGraph[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
@@ -54,13 +81,33 @@ def to_node_link(G: nx.MultiDiGraph[str]) -> dict[str, Any]:
     }
 
 
+def _unicode_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _xml_safe_json(value: Any) -> str:
+    """``value`` as JSON text holding no character XML cannot carry (escaped as ``\\uXXXX``)."""
+    return _NOT_XML.sub(_unicode_escape, json.dumps(value, sort_keys=True, ensure_ascii=False))
+
+
 def _flat(attrs: dict[str, Any]) -> dict[str, str | int | float | bool]:
+    """Attributes as GraphML and CSV hold them: lists and objects as JSON text; a string that
+    holds a character XML cannot carry as a JSON string literal, named in :data:`ESCAPED_KEY`."""
     out: dict[str, str | int | float | bool] = {}
+    escaped: list[str] = []
     for key, value in attrs.items():
-        if isinstance(value, str | bool | int | float):
+        if isinstance(value, str):
+            if _NOT_XML.search(value):
+                out[key] = _xml_safe_json(value)
+                escaped.append(key)
+            else:
+                out[key] = value
+        elif isinstance(value, bool | int | float):
             out[key] = value
         else:
-            out[key] = json.dumps(value, sort_keys=True, ensure_ascii=False)
+            out[key] = _xml_safe_json(value)
+    if escaped:
+        out[ESCAPED_KEY] = ",".join(sorted(escaped))
     return out
 
 
@@ -75,7 +122,18 @@ def attrs_from_flat(flat: dict[str, Any], keys: Collection[str] | None = None) -
     >>> attrs_from_flat({"tags": '["db"]', "text": "[1, 2]"}, keys={"tags"})
     {'tags': ['db'], 'text': '[1, 2]'}
     """
+    flat = dict(flat)
+    escaped = flat.pop(ESCAPED_KEY, None)
     out: dict[str, Any] = {}
+    if isinstance(escaped, str):
+        for key in escaped.split(","):
+            value = flat.pop(key, None)
+            if isinstance(value, str):
+                try:
+                    out[key] = json.loads(value)
+                except json.JSONDecodeError:
+                    message = f"{key} is listed in {ESCAPED_KEY} but is not a JSON string"
+                    raise ValueError(message) from None
     for key, value in flat.items():
         if keys is not None and key not in keys:
             out[key] = value
@@ -104,13 +162,18 @@ def to_graphml(G: nx.MultiDiGraph[str]) -> str:
     return buffer.getvalue().decode("utf-8").replace("\r", "&#13;")
 
 
+def _cypher_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _CYPHER_SHORT.get(char) or f"\\u{ord(char):04x}"
+
+
 def _cypher_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n") + "'"
+    return "'" + _CYPHER_ESCAPED.sub(_cypher_escape, text) + "'"
 
 
 def _cypher_props(attrs: dict[str, Any]) -> str:
@@ -144,7 +207,8 @@ def to_cypher(G: nx.MultiDiGraph[str]) -> str:
 
 def to_csv(G: nx.MultiDiGraph[str]) -> dict[str, str]:
     """Two tables: ``nodes.csv`` (id, attributes) and ``edges.csv`` (source, target, type, ...)."""
-    nodes, edges = _nodes(G), _edges(G)
+    nodes = [(node_id, _flat(attrs)) for node_id, attrs in _nodes(G)]
+    edges = [(u, v, k, _flat(attrs)) for u, v, k, attrs in _edges(G)]
     node_columns = sorted({key for _, attrs in nodes for key in attrs})
     edge_columns = sorted({key for *_, attrs in edges for key in attrs})
 
@@ -155,12 +219,8 @@ def to_csv(G: nx.MultiDiGraph[str]) -> dict[str, str]:
         writer.writerows(rows)
         return buffer.getvalue()
 
-    node_rows = [
-        [node_id, *(_flat(attrs).get(c, "") for c in node_columns)] for node_id, attrs in nodes
-    ]
-    edge_rows = [
-        [u, v, k, *(_flat(attrs).get(c, "") for c in edge_columns)] for u, v, k, attrs in edges
-    ]
+    node_rows = [[node_id, *(attrs.get(c, "") for c in node_columns)] for node_id, attrs in nodes]
+    edge_rows = [[u, v, k, *(attrs.get(c, "") for c in edge_columns)] for u, v, k, attrs in edges]
     return {
         "nodes.csv": table(["id", *node_columns], node_rows),
         "edges.csv": table(["source", "target", "type", *edge_columns], edge_rows),

@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 from xml.etree.ElementTree import ParseError
@@ -36,11 +36,12 @@ import pydantic
 
 from .enums import EdgeType
 from .errors import ValidationError
-from .export import attrs_from_flat
+from .export import ESCAPED_KEY, attrs_from_flat
+from .lifecycle import stored_attrs
 from .model import Edge, Node
 
 IMPORT_FORMATS = ("json", "d3", "graphml", "csv")
-NODE_STRUCTURED = frozenset({"reasons", "tags", "bridge", "entities"})
+NODE_STRUCTURED = frozenset({"reasons", "tags", "bridge", "entities", "past_reviews"})
 """Node attributes that flat formats (GraphML, CSV) hold as JSON text."""
 EDGE_STRUCTURED = frozenset({"meta"})
 """Edge attributes that flat formats hold as JSON text."""
@@ -182,18 +183,26 @@ def _graphml_rows(text: str) -> tuple[list[Row], list[Row]]:
         raise ValidationError("graphml", f"line {line} column {column}: malformed XML") from None
     except (nx.NetworkXError, ValueError, KeyError, TypeError) as exc:
         raise ValidationError("graphml", f"not a GraphML graph: {exc}") from None
-    nodes: list[Row] = [
-        (f"node {node_id!r}", {"id": node_id, **attrs_from_flat(dict(d), NODE_STRUCTURED)})
-        for node_id, d in R.nodes(data=True)
-    ]
+    nodes: list[Row] = []
+    for node_id, d in R.nodes(data=True):
+        where = f"node {node_id!r}"
+        nodes.append((where, {"id": node_id, **_unflatten(where, d, NODE_STRUCTURED)}))
     edges: list[Row] = []
     for u, v, key, d in R.edges(keys=True, data=True):
-        fields = attrs_from_flat(dict(d), EDGE_STRUCTURED)
+        fields = _unflatten(f"edge {u!r} -> {v!r}", d, EDGE_STRUCTURED)
         fields.setdefault("type", key)
         edges.append(
             (f"edge {u!r} -> {v!r} ({fields['type']})", {"source": u, "target": v, **fields})
         )
     return nodes, edges
+
+
+def _unflatten(where: str, flat: Mapping[str, Any], structured: Collection[str]) -> dict[str, Any]:
+    """:func:`~graph.export.attrs_from_flat`, its errors naming the item."""
+    try:
+        return attrs_from_flat(dict(flat), structured)
+    except ValueError as exc:
+        raise ValidationError(f"{where}: {ESCAPED_KEY}", str(exc)) from None
 
 
 def _csv_rows(files: Mapping[str, str]) -> tuple[list[Row], list[Row]]:
@@ -231,11 +240,11 @@ def _csv_table(
 
 
 def _decode(where: str, flat: dict[str, Any], structured: frozenset[str]) -> dict[str, Any]:
-    out = dict(flat)
-    for key in structured & flat.keys():
-        if isinstance(flat[key], str):
+    out = _unflatten(where, flat, ())  # escaped values (see graph.export.ESCAPED_KEY)
+    for key in structured & out.keys():
+        if isinstance(out[key], str):
             try:
-                out[key] = json.loads(flat[key])
+                out[key] = json.loads(out[key])
             except json.JSONDecodeError as exc:
                 raise ValidationError(f"{where}: {key}", f"is not JSON: {exc.msg}") from None
     return out
@@ -245,8 +254,8 @@ def _decode(where: str, flat: dict[str, Any], structured: frozenset[str]) -> dic
 def _node(where: str, fields: dict[str, Any]) -> Node:
     if "id" in fields and not where.startswith("node "):  # GraphML rows are named by id already
         where = f"{where} (id {fields['id']!r})"
-    try:
-        return Node.model_validate(fields)
+    try:  # an export reports the effective lifecycle; the store keeps the stored one
+        return Node.model_validate(stored_attrs(fields))
     except pydantic.ValidationError as exc:
         raise _model_error(where, exc) from None
 

@@ -11,6 +11,8 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+from pydantic_core import ValidationError as CoreValidationError
 
 from .enums import (
     Category,
@@ -48,6 +50,76 @@ def check_node_id(value: str, field: str = "id") -> str:
     if not isinstance(value, str) or not NODE_ID_PATTERN.match(value):
         raise ValueError(f"{field} must be 8 lowercase hex characters, got {value!r}")
     return value
+
+
+#: Characters no text a caller sends may hold: the C0 controls other than tab, line feed and
+#: carriage return (NUL, BEL, ESC...: no text format carries them safely, XML 1.0 not at all),
+#: and lone surrogates (not text: they have no UTF-8 form, so no event could hold them).
+REFUSED_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+
+
+def refused_character(text: str) -> str | None:
+    r"""Why ``text`` may not be stored (its first refused character), or ``None`` when it may.
+
+    Examples
+    --------
+    >>> refused_character("tab\tand\nnewline are fine") is None
+    True
+    >>> refused_character("bell\x07").split(";")[0]
+    'must not contain the control character U+0007 (at position 4)'
+    """
+    match = REFUSED_CHARACTERS.search(text)
+    if match is None:
+        return None
+    code, at = ord(match.group()), match.start()
+    if 0xD800 <= code <= 0xDFFF:
+        return f"must not contain the lone surrogate U+{code:04X} (at position {at})"
+    return (
+        f"must not contain the control character U+{code:04X} (at position {at}); "
+        "tab, line feed and carriage return are the only ones allowed"
+    )
+
+
+def find_refused_character(value: Any) -> tuple[tuple[str | int, ...], str] | None:
+    """Where in ``value`` (a string, or lists, dicts and models of them) a refused character is,
+    as a path below ``value`` and the reason; ``None`` when there is none."""
+    if isinstance(value, str):
+        reason = refused_character(value)
+        return None if reason is None else ((), reason)
+    if isinstance(value, BaseModel):
+        items: Any = ((name, getattr(value, name)) for name in type(value).model_fields)
+    elif isinstance(value, dict):
+        for key in value:
+            if isinstance(key, str) and (reason := refused_character(key)) is not None:
+                return (key,), f"key {reason}"
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = find_refused_character(item)
+        if found is not None:
+            return (key, *found[0]), found[1]
+    return None
+
+
+def refuse_control_characters(value: Any) -> Any:
+    """A field validator for models at the edge (every text field: text, context, reasons,
+    tags, entities, metadata...): ``value`` unchanged, or a validation error naming the field
+    (and the item within it) that holds a refused character (:data:`REFUSED_CHARACTERS`).
+
+    Stored models (:class:`Node`, :class:`Edge`) do not refuse them: a log written before this
+    rule may hold them, and it must still replay; the exports escape them instead.
+    """
+    found = find_refused_character(value)
+    if found is None:
+        return value
+    where, reason = found
+    error = PydanticCustomError("control_character", reason)
+    raise CoreValidationError.from_exception_data(
+        "text", [{"type": error, "loc": where, "input": value}]
+    )
 
 
 def _clean_str_list(values: list[str], field: str, max_items: int, max_len: int) -> list[str]:
@@ -99,8 +171,26 @@ class Bridge(_Strict):
     function: str | None = Field(default=None, max_length=2_000)
 
 
+class Review(_Strict):
+    """One review of a decision's outcome."""
+
+    outcome: Outcome
+    actual_result: str | None = Field(default=None, max_length=MAX_CONTEXT)
+    lessons: str | None = Field(default=None, max_length=MAX_CONTEXT)
+    notes: str | None = Field(default=None, max_length=MAX_CONTEXT)
+    reviewed_at: UtcDatetime | None = None
+    reviewed_by: ShortText | None = None
+
+
 class Node(_Strict):
-    """A decision (CSTP fields) or a memory item (``kind`` observation, fact or thought)."""
+    """A decision (CSTP fields) or a memory item (``kind`` observation, fact or thought).
+
+    Reviews are history: the flat fields (``outcome``, ``actual_result``, ``lessons``,
+    ``review_notes``, ``reviewed_at``, ``reviewed_by``) hold the latest review, which is the
+    current outcome, and ``past_reviews`` the ones before it, oldest first (absent until a
+    second review, so a node reviewed once is stored as it always was). :meth:`reviews` gives
+    them all.
+    """
 
     id: str
     kind: NodeKind = NodeKind.DECISION
@@ -127,6 +217,7 @@ class Node(_Strict):
     review_notes: str | None = Field(default=None, max_length=MAX_CONTEXT)
     reviewed_at: UtcDatetime | None = None
     reviewed_by: ShortText | None = None
+    past_reviews: list[Review] | None = None
     review_by: UtcDatetime | None = None
     created_at: UtcDatetime
     occurred_at: UtcDatetime | None = None
@@ -146,6 +237,29 @@ class Node(_Strict):
         if value is Lifecycle.SUPERSEDED:
             raise ValueError("superseded is derived from a supersedes edge; supersede instead")
         return value
+
+    @field_validator("past_reviews")
+    @classmethod
+    def _no_empty_history(cls, value: list[Review] | None) -> list[Review] | None:
+        return value or None  # one stored form: no past reviews is an absent field
+
+    def current_review(self) -> Review | None:
+        """The latest review (the flat fields), or ``None`` before the first."""
+        if self.status is not ReviewStatus.REVIEWED or self.outcome is None:
+            return None
+        return Review(
+            outcome=self.outcome,
+            actual_result=self.actual_result,
+            lessons=self.lessons,
+            notes=self.review_notes,
+            reviewed_at=self.reviewed_at,
+            reviewed_by=self.reviewed_by,
+        )
+
+    def reviews(self) -> list[Review]:
+        """Every review, oldest first; the last is the current outcome."""
+        current = self.current_review()
+        return [*(self.past_reviews or ()), *([current] if current else [])]
 
     def to_attrs(self) -> dict[str, Any]:
         """The JSON-compatible attribute dict kept on the graph node (``id`` is the key)."""

@@ -4,10 +4,31 @@
 the :class:`~graph.state.GraphState` in step with the log, and commits events: build, validate
 against the current state (nothing written on error), append durably, apply, notify listeners.
 :class:`~graph.store.DecisionStore` adds the decision operations on top.
+
+What opening accepts (the log is the source of truth; a snapshot is a shortcut that also
+witnesses the log it was built from):
+
+* bytes after the last newline are a torn tail (an append that was never acknowledged): a
+  writer moves them aside and cuts them;
+* any acknowledged (newline-terminated) line that fails verification, wherever it is, makes
+  :meth:`LoggedGraph.open` raise :class:`~graph.errors.LogCorruptedError` naming the line: the
+  store refuses to serve rather than drop or skip an acknowledged event;
+* with a snapshot, the log's first ``logOffset`` bytes must hash to the snapshot's
+  ``prefixSha256`` (a streaming SHA-256 of the prefix, kept up to date while appending). If
+  they do not, the log is read from the start to say what changed: a line that fails its hash
+  chain is named; a log that ends before the snapshot's last event (acknowledged events
+  missing) or whose event at the snapshot's ``seq`` has another hash (history rewritten with
+  recomputed hashes, or a snapshot from another store) is refused too. ``decigraph rebuild``
+  (``use_snapshot=False``) serves the log as it is after checking its chain, for an operator
+  who restored a log from a backup on purpose.
+
+Without a snapshot nothing witnesses the log but its own hash chain: an edit that recomputes
+every later hash, or a cut at a line boundary, cannot be detected then.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable
@@ -20,8 +41,8 @@ from typing import Any, Self
 import networkx as nx
 
 from .adjacency import SparseAdjacency
-from .errors import DecigraphError, ReadOnlyStoreError
-from .eventlog import FsyncPolicy, LogWriter, TornTail, read_events
+from .errors import DecigraphError, LogCorruptedError, ReadOnlyStoreError
+from .eventlog import FsyncPolicy, LogEntry, LogWriter, TornTail, read_events
 from .events import Event, Operation
 from .gcpause import gc_paused
 from .ids import IdSource
@@ -33,6 +54,7 @@ from .verification import VerifyReport, verify_log
 
 LOG_NAME = "events.jsonl"
 SNAPSHOT_NAME = "snapshot.json"
+_CHUNK = 1 << 20  # bytes read at a time when hashing the log prefix
 
 logger = logging.getLogger(__name__)
 Listener = Callable[[Event], None]
@@ -85,6 +107,8 @@ class LoggedGraph:
         self.adjacency = SparseAdjacency()
         self.state = GraphState(self.adjacency)
         self.log_offset = 0
+        # SHA-256 of the log's first log_offset bytes (what a snapshot records as its witness).
+        self._digest = hashlib.sha256()
         self.snapshot_seq = 0
         self.listeners: list[Listener] = []
         self._snapshot_failed_seq = 0
@@ -104,7 +128,7 @@ class LoggedGraph:
         options = options or StoreOptions()
         path = Path(data_dir)
         if not options.read_only:
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner-only, like its files
         store = cls(path, options, clock, ids or IdSource())
         store._load()
         return store
@@ -128,17 +152,7 @@ class LoggedGraph:
 
     def _materialise(self) -> tuple[int | None, int, TornTail | None]:
         snapshot_seq = self._restore_snapshot()
-        try:
-            replayed, torn = self._replay_tail()
-        except DecigraphError as exc:
-            if snapshot_seq is None:
-                raise
-            # The tail does not chain onto the snapshot (e.g. the log was restored from a
-            # backup): the log is the source of truth, so rebuild from it alone.
-            logger.warning("snapshot disagrees with the log (%s); replaying the whole log", exc)
-            self._reset()
-            snapshot_seq = None
-            replayed, torn = self._replay_tail()
+        replayed, torn = self._replay_tail()
         return snapshot_seq, replayed, torn
 
     def _restore_snapshot(self) -> int | None:
@@ -146,8 +160,8 @@ class LoggedGraph:
         if loaded is None:
             return None
         header, G = loaded
-        if not self.log_path.exists() or self.log_path.stat().st_size < header.log_offset:
-            logger.warning("snapshot is ahead of the log; ignoring it")
+        digest = self._check_prefix(header)
+        if digest is None:
             return None
         self.state.graph = G
         self.state.seq = header.seq
@@ -160,28 +174,96 @@ class LoggedGraph:
         self.adjacency = SparseAdjacency.from_graph(G)
         self.state.mirror = self.adjacency
         self.log_offset = header.log_offset
+        self._digest = digest
         self.snapshot_seq = header.seq
         return header.seq
 
+    def _check_prefix(self, header: SnapshotHeader) -> hashlib._Hash | None:
+        """The digest of the log's first ``header.log_offset`` bytes if they are the ones the
+        snapshot covered; ``None`` if they differ only in bytes that no event hash covers.
+
+        Raises :class:`LogCorruptedError` (naming the line) when an acknowledged event the
+        snapshot covered was changed, lost or replaced.
+        """
+        digest = hashlib.sha256()
+        remaining = header.log_offset
+        try:
+            with self.log_path.open("rb") as handle:
+                while remaining and (chunk := handle.read(min(_CHUNK, remaining))):
+                    digest.update(chunk)
+                    remaining -= len(chunk)
+        except FileNotFoundError:
+            pass
+        if not remaining and digest.hexdigest() == header.prefix_sha256:
+            return digest
+        self._explain_prefix(header)
+        logger.warning(
+            "the log's first %d bytes differ from those %s covered, but every event in them is "
+            "unchanged (same hashes); replaying the whole log",
+            header.log_offset,
+            SNAPSHOT_NAME,
+        )
+        return None
+
+    def _explain_prefix(self, header: SnapshotHeader) -> None:
+        """Raise the :class:`LogCorruptedError` that says how the log's covered part changed.
+
+        Reads the log from the start, checking its chain: the first line that fails is named;
+        else a log with fewer events than the snapshot covered, or another event at its
+        ``seq``, is refused. Returns only when the events are the snapshot's own.
+        """
+        path = str(self.log_path)
+        count, last = 0, None
+        for item in read_events(self.log_path):
+            if isinstance(item, TornTail) or count == header.seq:
+                break
+            count, last = count + 1, item.event.hash
+        rebuild = "run `decigraph rebuild` to serve the log as it is"
+        if count < header.seq:
+            raise LogCorruptedError(
+                path,
+                count + 1,
+                f"the log ends after event {count}, but {SNAPSHOT_NAME} covers {header.seq} "
+                "events: acknowledged events are missing (the log was cut short, or restored "
+                f"from an older copy; if that was on purpose, {rebuild})",
+            )
+        if last != header.last_hash:
+            raise LogCorruptedError(
+                path,
+                header.seq,
+                f"event {header.seq} is not the one {SNAPSHOT_NAME} was taken after (another "
+                "hash): the log up to this line was rewritten with recomputed hashes, or the "
+                f"snapshot belongs to another log (if the log was replaced on purpose, {rebuild})",
+            )
+
     def _replay_tail(self, notify: bool = False) -> tuple[int, TornTail | None]:
         count = 0
-        for item in read_events(
-            self.log_path, self.log_offset, self.state.last_hash, self.state.seq + 1
-        ):
+        items = read_events(
+            self.log_path,
+            self.log_offset,
+            self.state.last_hash,
+            self.state.seq + 1,
+            digest=self._digest,
+        )
+        for item in items:
             if isinstance(item, TornTail):
                 return count, item
-            self.state.apply(item.event)
+            self._apply_logged(item)
             self.log_offset = item.end_offset
             count += 1
             if notify:
                 self._notify(item.event)
         return count, None
 
-    def _reset(self) -> None:
-        self.adjacency = SparseAdjacency()
-        self.state = GraphState(self.adjacency)
-        self.log_offset = 0
-        self.snapshot_seq = 0
+    def _apply_logged(self, item: LogEntry) -> None:
+        try:
+            self.state.apply(item.event)
+        except LogCorruptedError:
+            raise
+        except DecigraphError as exc:  # hashes fine, but the event cannot apply: edited, re-hashed
+            seq = item.event.seq
+            reason = f"event {seq} does not apply to the events before it: {exc}"
+            raise LogCorruptedError(str(self.log_path), seq, reason) from exc
 
     def refresh(self) -> int:
         """Read-only stores: apply events appended by the writer since; return how many.
@@ -263,7 +345,9 @@ class LoggedGraph:
             expected_version=expected_version,
         )
         apply = self.state.plan(event, parsed)
-        self.log_offset = self._writer.append(event.to_line())
+        line = event.to_line()
+        self.log_offset = self._writer.append(line)
+        self._digest.update(line)
         apply()
         self._notify(event)
         every = self.options.snapshot_every
@@ -286,8 +370,13 @@ class LoggedGraph:
 
     def write_snapshot(self) -> None:
         with self._lock:
-            header = SnapshotHeader(self.state.seq, self.log_offset, self.state.last_hash)
+            header = SnapshotHeader(
+                self.state.seq, self.log_offset, self.state.last_hash, self._digest.hexdigest()
+            )
             try:
+                if self._writer is not None:
+                    # The snapshot is fsync-ed: never let it cover log bytes that are not.
+                    self._writer.sync()
                 with gc_paused():
                     write_snapshot(self.snapshot_path, self.graph, header)
             except OSError:

@@ -149,8 +149,13 @@ class GraphState:
         return self._replace_node(node_id, event, dict(changes))
 
     def _plan_review(self, event: Event) -> Mutation:
+        """A review appends: the flat fields take the new review, the one they held (if any)
+        joins ``past_reviews``. Payloads are unchanged, so logs with one review replay as
+        before."""
         node_id = self._existing(event.payload.get("id"))
-        changes = {
+        current = Node.from_attrs(node_id, self.graph.nodes[node_id])
+        earlier = current.current_review()
+        changes: dict[str, Any] = {
             "status": ReviewStatus.REVIEWED.value,
             "outcome": event.payload.get("outcome"),
             "actual_result": event.payload.get("actual_result"),
@@ -161,6 +166,8 @@ class GraphState:
         }
         if changes["outcome"] is None:
             raise ValidationError("outcome", "is required")
+        if earlier is not None:
+            changes["past_reviews"] = [*(current.past_reviews or ()), earlier]
         return self._replace_node(node_id, event, changes)
 
     def _plan_lifecycle(self, event: Event) -> Mutation:

@@ -52,7 +52,7 @@ class LinkResult:
 class DecisionStore(LoggedGraph):
     """An event-sourced decision graph in ``data_dir``; use :meth:`open`."""
 
-    #: PageRank of every node and the log position it was computed at (see :meth:`salience`).
+    #: Salience of every node and the log position it was computed at (see :meth:`salience`).
     _salience: tuple[int, dict[str, float]] | None = None
 
     # -- reads -----------------------------------------------------------------------------
@@ -74,7 +74,9 @@ class DecisionStore(LoggedGraph):
             return self._ids.node_id(self.graph)
 
     def salience(self) -> dict[str, float]:
-        """PageRank salience of every node, recomputed only when the graph has changed."""
+        """Salience of every node (:func:`~graph.algorithms.salience.compute_salience`: 0 when
+        nothing relies on it, the same scale at any size), recomputed only when the graph has
+        changed."""
         with self._lock:
             if self._salience is None or self._salience[0] != self.state.seq:
                 scores = compute_salience(self.graph, self.adjacency)
@@ -201,8 +203,13 @@ class DecisionStore(LoggedGraph):
         *,
         reason: str | None = None,
         expected_version: int | None = None,
+        note: Mapping[str, Any] | None = None,
     ) -> Node:
-        """Move a decision to proposed, accepted or rejected (superseding is :meth:`supersede`)."""
+        """Move a decision to proposed, accepted or rejected (superseding is :meth:`supersede`).
+
+        ``note`` is kept in the event for the audit trail (e.g. a guardrail override); replay
+        ignores it.
+        """
         with self._lock:
             self.get(node_id)
             allowed = {Lifecycle.PROPOSED.value, Lifecycle.ACCEPTED.value, Lifecycle.REJECTED.value}
@@ -213,6 +220,8 @@ class DecisionStore(LoggedGraph):
             payload: dict[str, Any] = {"id": node_id, "lifecycle": str(lifecycle)}
             if reason:
                 payload["reason"] = reason
+            if note:
+                payload["note"] = dict(note)
             self._commit(Operation.SET_LIFECYCLE, payload, actor, expected_version)
             return self.get(node_id)
 

@@ -15,10 +15,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.drafts import EdgeDraft
-from graph.enums import EdgeType, Lifecycle, NodeKind
-from graph.lifecycle import effective_lifecycle
+from graph.enums import EdgeType, NodeKind
 from graph.model import MetaValue
 
+from .conflicts import find_conflicts
 from .index import DualIndex
 from .matrix import Vector
 from .structures import TimeKey
@@ -31,7 +31,9 @@ class AutoEdgeConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     temporal_window_hours: float = Field(default=24.0, gt=0)
-    temporal_fanout: int = Field(default=10, ge=0, le=100)
+    #: Proximity edges per item: to the items just before it in its stream (see
+    #: :func:`temporal_edges`); 1 makes a session a chain, not a clique.
+    temporal_fanout: int = Field(default=1, ge=0, le=100)
     entity_links_per_entity: int = Field(default=5, ge=0, le=100)
     entity_links_per_insert: int = Field(default=50, ge=0, le=500)
     semantic_link_threshold: float = Field(default=0.80, ge=-1, le=1)
@@ -40,7 +42,6 @@ class AutoEdgeConfig(BaseModel):
     semantic_candidates: int = Field(default=5, ge=0, le=50)
     causal_recent: int = Field(default=10, ge=0, le=100)
     causal_min_overlap: float = Field(default=0.15, ge=0, le=1)
-    contradiction_min_similarity: float = Field(default=0.70, ge=-1, le=1)
     contradiction_auto_apply: float | None = Field(default=None, ge=0, le=1)
 
 
@@ -73,6 +74,7 @@ class Incoming:
     category: str | None
     searchable: str  # keyword text: statement, context, reasons...
     vector: Vector
+    stream: str | None = None  # :func:`stream_of` the item; None: every item is one stream
 
 
 _CAUSAL_CUE = re.compile(
@@ -81,18 +83,8 @@ _CAUSAL_CUE = re.compile(
     re.IGNORECASE,
 )
 _NODE_ID = re.compile(r"\b[0-9a-f]{8}\b")
-_NEGATIVE = re.compile(
-    r"\b(not|no|never|don'?t|do not|avoid|stop|stopped|drop|dropped|remove|removed|reject|rejected|"
-    r"deprecate|deprecated|disable|disabled|against|abandon|abandoned|ban|forbid|without)\b",
-    re.IGNORECASE,
-)
-_CHOICE = re.compile(
-    r"\b(use|using|adopt|choose|chose|pick|picked|select|switch to|migrate to|move to|prefer|"
-    r"standardi[sz]e on|go with|keep)\b",
-    re.IGNORECASE,
-)
 
-Signal = Literal["backbone", "proximity", "entity", "semantic", "causal", "cites"]
+Signal = Literal["backbone", "proximity", "entity", "semantic", "causal", "cites", "stance"]
 
 
 def _edge(
@@ -144,7 +136,7 @@ def plan_edges(
         add(draft)
     if item.kind is NodeKind.DECISION:
         if contradictions is None:
-            contradictions = contradiction_suggestions(index, item, neighbours, config)
+            contradictions = contradiction_suggestions(index, item.text, item.id)
         for suggestion in contradictions:
             threshold = config.contradiction_auto_apply
             if threshold is not None and suggestion.score >= threshold:
@@ -154,7 +146,7 @@ def plan_edges(
                         suggestion.target,
                         EdgeType.CONTRADICTS,
                         suggestion.score,
-                        "semantic",
+                        "stance",
                     )
                 )
             else:
@@ -168,18 +160,38 @@ def plan_edges(
     return plan
 
 
-def temporal_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> list[EdgeDraft]:
-    """Backbone to the previous item from the same source, and proximity edges in the window.
+def stream_of(project: object, recorded_by: object) -> str:
+    """The stream an item belongs to for proximity edges: its project and who recorded it
+    (an agent's session in one project is one stream)."""
+    return f"{project or ''}\x1f{recorded_by or ''}"
 
-    Proximity weight is ``1 / (1 + hours)`` divided by the neighbour's rank: items that share
-    a coarse timestamp (a whole session dated by its day) would otherwise form flat cliques.
+
+def temporal_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> list[EdgeDraft]:
+    """Backbone to the previous item from the same source, and proximity edges in the stream.
+
+    Proximity links only to the ``temporal_fanout`` items just before this one (timeline
+    order) in its stream (:func:`stream_of`) within ``temporal_window_hours``, so a session of
+    decisions is a chain, not a clique, and other agents' or projects' concurrent work is not
+    linked for sharing the hour. Weight ``1 / (1 + hours)`` divided by the neighbour's rank.
     """
     out: list[EdgeDraft] = []
     if item.source is not None:
         previous = index.timeline.previous_from_source(item.source, item.when)
         if previous is not None:
             out.append(_edge(item.id, previous, EdgeType.TEMPORAL, 1.0, "backbone"))
-    near = index.timeline.nearest(item.when, config.temporal_window_hours, config.temporal_fanout)
+    G = index.store.graph
+
+    def same_stream(node_id: str) -> bool:
+        if item.stream is None:
+            return True
+        attrs = G.nodes[node_id] if node_id in G else None
+        return attrs is not None and (
+            stream_of(attrs.get("project"), attrs.get("recorded_by")) == item.stream
+        )
+
+    near = index.timeline.previous(
+        item.when, config.temporal_window_hours, config.temporal_fanout, same_stream
+    )
     for rank, neighbour in enumerate(near, start=1):
         weight = 1.0 / ((1.0 + neighbour.hours) * rank)
         out.append(
@@ -276,45 +288,16 @@ def causal_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> li
 
 
 def contradiction_suggestions(
-    index: DualIndex, item: Incoming, neighbours: list[tuple[str, float]], config: AutoEdgeConfig
+    index: DualIndex, text: str, exclude: str | None = None
 ) -> list[Suggestion]:
-    """Active decisions on the same subject whose stance or choice is the opposite of ``item``'s.
+    """Active decisions whose statement contradicts the statement ``text``.
 
-    Same subject = a shared entity or the same category, *and* cosine at least
-    ``contradiction_min_similarity``. Opposite = one negates what the other affirms, or both
-    make a choice between different named options. Unrelated decisions are never proposed.
+    Decided on the statements alone (never their context or embeddings): the same subject and
+    a different choice, one rejecting what the other adopts, or opposite force or different
+    values for the same policy, where the scopes meet (:mod:`.conflicts`). The score is the
+    rule's confidence; the reason names the option and the purpose.
     """
-    G = index.store.graph
-    mine = set(item.entities)
-    negative = bool(_NEGATIVE.search(item.text))
-    out: list[Suggestion] = []
-    for target, cosine in neighbours:
-        if cosine < config.contradiction_min_similarity:
-            continue
-        attrs = G.nodes[target] if target in G else None
-        if attrs is None or attrs.get("kind", "decision") != NodeKind.DECISION.value:
-            continue
-        if effective_lifecycle(G, target) is not Lifecycle.ACCEPTED:
-            continue
-        theirs = set(index.entities.keys_of(target))
-        same_category = item.category is not None and attrs.get("category") == item.category
-        if not (mine & theirs or same_category):
-            continue
-        text = str(attrs["text"])
-        reason = None
-        if negative != bool(_NEGATIVE.search(text)):
-            reason = "opposite polarity"
-        elif (
-            _CHOICE.search(item.text)
-            and _CHOICE.search(text)
-            and (mine - theirs)
-            and (theirs - mine)
-        ):
-            ours, others = sorted(mine - theirs)[:3], sorted(theirs - mine)[:3]
-            reason = f"different choice: {', '.join(ours)} vs {', '.join(others)}"
-        if reason is not None:
-            subject = ", ".join(sorted(mine & theirs)[:3]) or f"category {item.category}"
-            out.append(
-                Suggestion(target, EdgeType.CONTRADICTS, round(cosine, 4), f"{reason} on {subject}")
-            )
-    return out
+    return [
+        Suggestion(found.target, EdgeType.CONTRADICTS, found.score, found.reason)
+        for found in find_conflicts(index, text, exclude)
+    ]

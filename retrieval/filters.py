@@ -5,6 +5,16 @@ every mode. The stable, selective ones (kind, category, project, stakes, confide
 also pushed down to ChromaDB as a ``where`` clause so a restrictive filter does not starve the
 vector top-k; the rest (review status, outcome, tags, lifecycle) change with later events and
 are checked after.
+
+State filters (one rule for ``listDecisions``, ``queryDecisions`` and ``recall``):
+
+- ``status`` names CSTP review statuses (``pending``, ``reviewed``); for compatibility it may
+  also name lifecycles, which count as if given in ``lifecycle``.
+- ``lifecycle`` names effective lifecycles (``proposed``, ``accepted``, ``rejected``,
+  ``superseded``; :mod:`graph.lifecycle`), the same value every answer reports.
+- Values on one axis are alternatives; the two axes must both match.
+- Superseded nodes pass only with ``include_superseded`` or when the filter names
+  ``superseded`` (asking for them is asking to see them).
 """
 
 from __future__ import annotations
@@ -14,14 +24,15 @@ from datetime import datetime
 from typing import Any
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from graph.enums import Category, Lifecycle, NodeKind, ReviewStatus, Stakes
-from graph.lifecycle import is_superseded
+from graph.lifecycle import is_superseded, lifecycle_of
 from graph.timeutil import UtcDatetime, format_ts
 
-_STATUS_VALUES = frozenset({s.value for s in ReviewStatus} | {lc.value for lc in Lifecycle})
+_REVIEW_VALUES = frozenset(s.value for s in ReviewStatus)
+_STATUS_VALUES = _REVIEW_VALUES | {lc.value for lc in Lifecycle}
 
 
 class RecallFilters(BaseModel):
@@ -38,13 +49,24 @@ class RecallFilters(BaseModel):
     date_before: UtcDatetime | None = None
     stakes: list[Stakes] | None = None
     status: list[str] | None = None
+    lifecycle: list[Lifecycle] | None = None
     project: str | None = None
     tags: list[str] | None = None
     has_outcome: bool | None = None
     kind: list[NodeKind] | None = None
     include_superseded: bool = False
+    _review: frozenset[str] | None = PrivateAttr(default=None)
+    _lifecycles: frozenset[str] | None = PrivateAttr(default=None)
 
-    @field_validator("category", "stakes", "kind", mode="before")
+    def model_post_init(self, context: Any, /) -> None:
+        """Split the state filters by axis once (see the module docstring)."""
+        status = set(self.status or ())
+        review = status & _REVIEW_VALUES
+        lifecycles = (status - _REVIEW_VALUES) | {lc.value for lc in self.lifecycle or ()}
+        self._review = frozenset(review) if review else None
+        self._lifecycles = frozenset(lifecycles) if lifecycles else None
+
+    @field_validator("category", "stakes", "kind", "lifecycle", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
@@ -72,9 +94,15 @@ class RecallFilters(BaseModel):
     def is_empty(self) -> bool:
         return self == NO_FILTERS
 
+    @property
+    def shows_superseded(self) -> bool:
+        """Whether superseded nodes may pass: asked for, or named by a state filter."""
+        lifecycles = self._lifecycles or ()
+        return self.include_superseded or Lifecycle.SUPERSEDED.value in lifecycles
+
     def matches(self, attrs: Mapping[str, Any], superseded: bool = False) -> bool:
         """Whether a node (its graph attribute dict) passes every filter."""
-        if superseded and not self.include_superseded:
+        if superseded and not self.shows_superseded:
             return False
         if self.kind is not None and attrs.get("kind", "decision") not in self.kind:
             return False
@@ -88,10 +116,13 @@ class RecallFilters(BaseModel):
             return False
         if not self._date_ok(node_time(attrs)):
             return False
-        if self.status is not None:
-            lifecycle = Lifecycle.SUPERSEDED.value if superseded else attrs.get("lifecycle")
-            if attrs.get("status") not in self.status and lifecycle not in self.status:
-                return False
+        if self._review is not None and attrs.get("status", "pending") not in self._review:
+            return False
+        if (
+            self._lifecycles is not None
+            and lifecycle_of(attrs, superseded).value not in self._lifecycles
+        ):
+            return False
         if self.has_outcome is not None and ("outcome" in attrs) != self.has_outcome:
             return False
         return not (self.tags and not set(self.tags) & set(attrs.get("tags", ())))
@@ -156,7 +187,8 @@ def passes(G: nx.MultiDiGraph[str], filters: RecallFilters, node_id: str) -> boo
     """Whether ``node_id`` is a node of ``G`` that passes ``filters``.
 
     The one filter predicate of every retrieval path: superseded nodes pass only with
-    ``include_superseded``; ``status`` matches a superseded node's effective lifecycle.
+    ``include_superseded`` or when the state filters name ``superseded``; ``status`` and
+    ``lifecycle`` match the effective lifecycle (see the module docstring).
     """
     attrs = G.nodes.get(node_id)
     return attrs is not None and filters.matches(attrs, is_superseded(G, node_id))

@@ -45,6 +45,7 @@ from .filters import (
 from .keyword import KeywordIndex
 from .matrix import EmbeddingMatrix, Vector
 from .planner import exhaustive_search, search_vectors
+from .statements import StatementIndex
 from .structures import EntityIndex, FacetIndex, TimeKey, Timeline
 from .text import embedding_text, keyword_text
 from .vector import VectorIndex, VectorIndexError, Watermark
@@ -103,16 +104,11 @@ class _Pending:
 
 
 class DualIndex:
-    """Vector (ChromaDB + in-memory matrix), keyword, entity and time indexes of one store.
+    """Vector (ChromaDB + in-memory matrix), keyword, entity, time and statement indexes.
 
-    Parameters
-    ----------
-    store : DecisionStore
-        The store whose log the indexes follow (they subscribe to its commits).
-    embedder : Embedder
-        Turns text into unit vectors; only called when something new must be embedded.
-    vectors : VectorIndex
-        The ChromaDB collection (embedded or over HTTP).
+    ``store``: the store whose log they follow (they subscribe to its commits); ``embedder``
+    turns text into unit vectors (called only for something new); ``vectors``: the ChromaDB
+    collection (embedded or over HTTP).
     """
 
     def __init__(self, store: DecisionStore, embedder: Embedder, vectors: VectorIndex) -> None:
@@ -124,6 +120,7 @@ class DualIndex:
         self.entities = EntityIndex()
         self.timeline = Timeline()
         self.facets = FacetIndex()
+        self.statements = StatementIndex()  # contradiction candidates (retrieval.conflicts)
         self._fingerprints: dict[str, str] = {}
         self.contents: dict[str, str] = {}  # content key -> id, for idempotent remember
         self._content_of: dict[str, str] = {}
@@ -216,6 +213,7 @@ class DualIndex:
             "entities": self.entities,
             "timeline": self.timeline,
             "facets": self.facets,
+            "statements": self.statements,
             "fingerprints": self._fingerprints,
             "contents": self.contents,
             "content_of": self._content_of,
@@ -227,6 +225,7 @@ class DualIndex:
         self.entities = state["entities"]
         self.timeline = state["timeline"]
         self.facets = state["facets"]
+        self.statements = state.get("statements") or StatementIndex.of(self.store, time_key)
         self._fingerprints = state["fingerprints"]
         self.contents = state["contents"]
         self._content_of = state["content_of"]
@@ -244,6 +243,7 @@ class DualIndex:
         self.entities = EntityIndex()
         self.timeline = Timeline()
         self.facets = FacetIndex()
+        self.statements = StatementIndex()
         self._fingerprints.clear()
         self.contents.clear()
         self._content_of.clear()
@@ -311,11 +311,8 @@ class DualIndex:
 
     @contextmanager
     def prepared(self, text: str, vector: Vector) -> Iterator[None]:
-        """Offer the write path's vector for ``text`` to the listener during one write.
-
-        Whatever the write's outcome, the offer is withdrawn afterwards, so a rejected write
-        leaves nothing behind.
-        """
+        """Offer the write path's vector for ``text`` to the listener during one write; it is
+        withdrawn afterwards whatever the outcome, so a rejected write leaves nothing behind."""
         with self._lock:
             self._prepared[text] = vector
         try:
@@ -333,6 +330,7 @@ class DualIndex:
         self.entities.remove(node_id)
         self.timeline.remove(node_id)
         self.facets.remove(node_id)
+        self.statements.remove(node_id)
         key = self._content_of.pop(node_id, None)
         if key is not None and self.contents.get(key) == node_id:
             del self.contents[key]
@@ -351,6 +349,7 @@ class DualIndex:
         self.keyword.upsert(node.id, keyword_text(node))
         self.entities.put(node.id, node_entities(node), when)
         self.timeline.put(node.id, when, node.source)
+        self.statements.put(node, when)
         if node.kind is not NodeKind.DECISION:
             key = node_content_key(node)
             previous = self._content_of.get(node.id)

@@ -25,9 +25,12 @@ FORMAT = 1
 
 def save(path: Path, mark: Watermark, state: dict[str, Any]) -> None:
     """Write ``state`` under ``mark`` atomically (temporary file, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
-    with temporary.open("wb") as handle:
+    # Owner-only, like the log (0600 whatever the umask; fchmod for a leftover tmp).
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
         pickle.dump({"format": FORMAT, "mark": (mark.seq, mark.hash)}, handle)
         pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
         handle.flush()

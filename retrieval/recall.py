@@ -9,6 +9,9 @@
 4. *Traversal*: from the anchors, a beam search; a step from ``u`` to ``v`` offers
    ``v`` the score ``score(u) * family_weight * edge_weight * propagation``; each node keeps
    its best offer and the path it came along. Beam width, depth and a node budget bound it.
+   A path is reported edge by edge as stored (``{from, type, to}``: "from <type> to") with
+   the direction it was walked, and no node is explained through itself: an offer is refused
+   when the offering node's explanation already runs through the node offered to.
 5. *Rank*: relevance + best offer, times a time factor when the query names a time; ties by id.
 """
 
@@ -54,22 +57,42 @@ DEFAULT_TUNING = RecallTuning()
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One edge of the path a result was reached along."""
+    """One edge of the path a result was reached along, as stored: ``source <type> target``.
+
+    ``forward`` says the walk went from ``source`` to ``target``; a walk against the edge
+    (reaching the SQLAlchemy decision from the Postgres one it ``depends_on``) is backward.
+    Symmetric types are stored both ways and always read forward.
+    """
 
     source: str
     target: str
     type: str
     family: str
     weight: float
+    forward: bool = True
+
+    @property
+    def walked_from(self) -> str:
+        return self.source if self.forward else self.target
+
+    @property
+    def walked_to(self) -> str:
+        return self.target if self.forward else self.source
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "from": self.source,
+            "type": self.type,
             "to": self.target,
-            "edgeType": self.type,
+            "walked": "forward" if self.forward else "backward",
             "family": self.family,
             "weight": round(self.weight, 4),
         }
+
+
+def path_nodes(path: list[Step]) -> set[str]:
+    """Every node a path passes through, its start and its end included."""
+    return {step.walked_from for step in path} | {step.walked_to for step in path}
 
 
 @dataclass
@@ -82,12 +105,16 @@ class RecallHit:
     anchor: bool
 
     def via(self) -> dict[str, Any]:
-        """Why this result came back: its anchor signals and the edge path that reached it."""
-        return {
+        """Why this result came back: its anchor signals and the edge path that reached it
+        (``start`` is the anchor the walk began at; each hop as stored, see :class:`Step`)."""
+        via: dict[str, Any] = {
             "signals": {k: round(v, 4) for k, v in sorted(self.signals.items())},
             "anchor": self.anchor,
             "path": [step.as_dict() for step in self.path],
         }
+        if self.path:
+            via["start"] = self.path[0].walked_from
+        return via
 
 
 @dataclass
@@ -271,12 +298,12 @@ class _Recall:
         for _depth in range(preset.max_depth):
             # Each offer keeps the path its source had when offering: a source improved later
             # in the same round must not hand the target a path the offer never took.
-            offers: dict[str, tuple[float, str, str, float, list[Step]]] = {}
+            offers: dict[str, tuple[float, str, Step, list[Step]]] = {}
             for source in frontier:
                 if len(raw.succ[source]) + len(raw.pred[source]) > preset.max_fanout:
                     continue  # a hub's evidence is spread too thin to pass on (and costly)
                 parent = self.candidates[source]
-                on_path = {source, *(step.source for step in parent.path)}
+                on_path = {source, *path_nodes(parent.path)}
                 for target, edge_type, weight, outgoing in _neighbours(raw, source):
                     if target in on_path:
                         continue
@@ -285,7 +312,8 @@ class _Recall:
                     offer = parent.score * gain * min(weight, 1.0)
                     best = offers.get(target)
                     if offer > 0 and (best is None or offer > best[0]):
-                        offers[target] = (offer, source, edge_type, weight, parent.path)
+                        step = _step(source, target, edge_type, weight, outgoing)
+                        offers[target] = (offer, source, step, parent.path)
             room = max(0, preset.max_nodes - len(self.candidates))
             admitted = sorted(t for t in offers if t not in self.candidates)[:room]
             cosines = self.index.matrix.similarities(self.vector, admitted)
@@ -294,11 +322,11 @@ class _Recall:
             improved: list[str] = []
             for target in sorted(offers):
                 candidate = self.candidates.get(target)
-                offer, source, edge_type, weight, trail = offers[target]
+                offer, source, step, trail = offers[target]
                 if candidate is None or offer <= candidate.offer:
                     continue
-                family = EdgeType(edge_type).family.value
-                step = Step(source, target, edge_type, family, weight)
+                if self._explained_through(source, target):
+                    continue  # no circles: the offer rests on the node it would explain
                 candidate.offer = offer
                 candidate.path = [*trail, step]
                 improved.append(target)
@@ -306,6 +334,20 @@ class _Recall:
             frontier = improved[: preset.beam_width]
             if not frontier:
                 break
+
+    def _explained_through(self, node_id: str, other: str) -> bool:
+        """Whether ``other`` is on ``node_id``'s explanation: its path, the path of that path's
+        start, and so on (a path starts at an anchor, which may have been reached too)."""
+        seen: set[str] = set()
+        while node_id not in seen:
+            seen.add(node_id)
+            path = self.candidates[node_id].path
+            if not path:
+                return False
+            if other in path_nodes(path):
+                return True
+            node_id = path[0].walked_from
+        return False
 
     def rank(
         self, limit: int, window: tuple[datetime | None, datetime | None] | None
@@ -341,6 +383,16 @@ CAUSE_FIRST = frozenset({EdgeType.BLOCKS.value})
 def _inside(when: datetime, window: tuple[datetime | None, datetime | None]) -> bool:
     start, end = window
     return (start is None or when >= start) and (end is None or when < end)
+
+
+def _step(walked_from: str, walked_to: str, edge_type: str, weight: float, outgoing: bool) -> Step:
+    """The hop from ``walked_from`` to ``walked_to`` over an edge found ``outgoing`` (stored
+    ``walked_from -> walked_to``) or incoming (stored the other way), in stored direction."""
+    kind = EdgeType(edge_type)
+    family = kind.family.value
+    if outgoing or kind.symmetric:  # a symmetric edge is stored both ways: read it forward
+        return Step(walked_from, walked_to, edge_type, family, weight, forward=True)
+    return Step(walked_to, walked_from, edge_type, family, weight, forward=False)
 
 
 def _neighbours(raw: RawAdjacency, node_id: str) -> list[tuple[str, str, float, bool]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -120,33 +120,30 @@ class Timeline:
         index = bisect.bisect_left(members, when)
         return members[index - 1][2] if index else None
 
-    def nearest(
-        self, when: TimeKey, window_hours: float, limit: int, scan_limit: int = 256
+    def previous(
+        self,
+        when: TimeKey,
+        window_hours: float,
+        limit: int,
+        accept: Callable[[str], bool] | None = None,
+        scan_limit: int = 256,
     ) -> list[Neighbour]:
-        """Items within ``window_hours`` of ``when``, nearest in time first.
-
-        Equal times are ordered by closeness in the timeline (so the items recorded just
-        before come first); at most ``scan_limit`` entries are inspected on each side, which
-        bounds the cost when thousands of items share a timestamp.
-        """
+        """Up to ``limit`` items just before ``when`` (in timeline order) and within
+        ``window_hours`` of it, latest first; only those ``accept`` passes. At most
+        ``scan_limit`` entries are inspected, which bounds the cost beside busy streams."""
         centre = parse_ts(when[0])
         index = bisect.bisect_left(self._all, when)
-        found: list[tuple[float, int, str]] = []
-        sides: tuple[Iterator[int], Iterator[int]] = (
-            iter(range(index - 1, max(-1, index - 1 - scan_limit), -1)),
-            iter(range(index, min(len(self._all), index + scan_limit))),
-        )
-        for side in sides:
-            for distance, position in enumerate(side):
-                other = self._all[position]
-                if other[2] == when[2]:
-                    continue
-                hours = abs((parse_ts(other[0]) - centre).total_seconds()) / 3600.0
-                if hours > window_hours:
-                    break
-                found.append((hours, distance, other[2]))
-        found.sort()
-        return [Neighbour(node_id, hours) for hours, _, node_id in found[:limit]]
+        found: list[Neighbour] = []
+        for position in range(index - 1, max(-1, index - 1 - scan_limit), -1):
+            other = self._all[position]
+            if other[2] == when[2]:
+                continue
+            hours = abs((centre - parse_ts(other[0])).total_seconds()) / 3600.0
+            if hours > window_hours or len(found) == limit:
+                break
+            if accept is None or accept(other[2]):
+                found.append(Neighbour(other[2], hours))
+        return found
 
     def latest(self, limit: int, accept: Callable[[str], bool] | None = None) -> list[str]:
         """The ``limit`` most recent ids (optionally only those ``accept`` passes)."""

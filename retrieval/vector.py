@@ -93,6 +93,16 @@ class VectorIndex(Protocol):
     def close(self) -> None: ...
 
 
+def _owner_only(root: Path) -> None:
+    """Make ChromaDB's files owner-only (0600, directories 0700), like the log: it creates them
+    with the process umask. Files it adds later sit inside ``root``, which is 0700. Best effort:
+    a file this user may use but not chmod stays as it is."""
+    for entry in [root, *root.rglob("*")]:
+        if not entry.is_symlink():
+            with suppress(OSError):
+                entry.chmod(0o700 if entry.is_dir() else 0o600)
+
+
 class ChromaVectorIndex:
     """A :class:`VectorIndex` backed by one ChromaDB collection in cosine space.
 
@@ -125,10 +135,11 @@ class ChromaVectorIndex:
         """Open (creating if needed) ``collection`` in an embedded ChromaDB stored at ``path``."""
         import chromadb
 
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
         with _translated_errors(f"opening ChromaDB at {path}"):
             # The factories are typed as ClientAPI but build a Client, which is what has close().
             client = cast("Client", chromadb.PersistentClient(path=str(path), settings=_settings()))
+        _owner_only(path)
         index = cls(client, collection, str(path))
         index.embedded = True
         return index

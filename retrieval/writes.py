@@ -17,7 +17,14 @@ from graph.enums import EdgeType, NodeKind
 from graph.model import Edge, Node
 from graph.timeutil import format_ts
 
-from .autoedges import AutoEdgeConfig, EdgePlan, Incoming, Suggestion, plan_edges
+from .autoedges import (
+    AutoEdgeConfig,
+    EdgePlan,
+    Incoming,
+    Suggestion,
+    plan_edges,
+    stream_of,
+)
 from .entities import entity_keys
 from .index import DualIndex, content_key
 from .matrix import Vector
@@ -82,6 +89,7 @@ def remember(
             category=None,
             searchable=draft.text,
             vector=vector,
+            stream=stream_of(draft.project, actor),
         )
         plan = plan_edges(index, item, config)
         with index.prepared(draft.text, vector):
@@ -152,6 +160,7 @@ def record(
             category=None if draft.category is None else str(draft.category),
             searchable=searchable,
             vector=vector,
+            stream=stream_of(draft.project, actor),
         )
         plan = plan_edges(index, item, config, contradictions)
         wanted = set(confirm)

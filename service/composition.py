@@ -7,13 +7,17 @@ server (a read-only store with private in-memory indexes).
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from graph.errors import StoreLockedError
+from graph.errors import DecigraphError, StoreLockedError
 from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
 from graph.timeutil import utc_now
@@ -26,6 +30,11 @@ from .usecases.context import Decigraph
 from .usecases.rules import Rule, load_rules
 
 Mode = Literal["writer", "read_only", "auto"]
+logger = logging.getLogger(__name__)
+
+
+class SetupError(DecigraphError):
+    """A setting the process cannot start with (the message names it)."""
 
 
 def rule_paths(settings: Settings) -> list[Path]:
@@ -39,9 +48,12 @@ def rule_paths(settings: Settings) -> list[Path]:
 def open_vectors(settings: Settings) -> ChromaVectorIndex:
     """The configured ChromaDB collection: over HTTP when a URL is set, else embedded."""
     if settings.chroma_url:
-        return ChromaVectorIndex.http(
-            settings.chroma_url, settings.chroma_collection, settings.chroma_token
-        )
+        try:
+            return ChromaVectorIndex.http(
+                settings.chroma_url, settings.chroma_collection, settings.chroma_token
+            )
+        except ValueError as exc:  # not an http(s) URL without a path
+            raise SetupError(f"--chroma-url {settings.chroma_url!r}: {exc}") from None
     return ChromaVectorIndex.persistent(settings.data_dir / "chroma", settings.chroma_collection)
 
 
@@ -104,3 +116,70 @@ def _writer(settings: Settings, embedder: Embedder | None, rules: list[Rule]) ->
         store.close()
         raise
     return Decigraph(settings, store, index, rules)
+
+
+class Warmup:
+    """The embedding model loaded and run once, in the background, as a server starts: the
+    first write then does not pay the model's load (seconds), and ``/ready`` says when it is
+    done (:attr:`state`: ``pending``, ``loading``, ``warm`` or ``failed``)."""
+
+    TEXT = "decigraph warm-up"
+
+    def __init__(self, app: Decigraph) -> None:
+        self._app = app
+        self.state: Literal["pending", "loading", "warm", "failed"] = "pending"
+        self.error: str | None = None
+        self.seconds: float | None = None
+
+    def run(self) -> None:
+        self.state = "loading"
+        started = time.perf_counter()
+        try:
+            self._app.index.embed([self.TEXT])
+        except Exception as exc:  # reported by /ready; every write would hit it too
+            logger.exception("warming the embedding model failed")
+            self.error = f"{type(exc).__name__}: {exc}"
+            self.state = "failed"
+            return
+        self.seconds = round(time.perf_counter() - started, 3)
+        self.state = "warm"
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self.run, name="decigraph-warmup", daemon=True)
+        thread.start()
+        return thread
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether the app can answer as fast and as completely as it will: the model warm and
+    every node of the graph in the indexes (which follow the log as it is appended)."""
+
+    ready: bool
+    model: str
+    indexes: Literal["caught up", "behind"]
+    seq: int
+    nodes: int
+    edges: int
+    indexed: int
+    error: str | None = None
+
+
+def readiness(app: Decigraph, warmup: Warmup | None) -> Readiness:
+    """The app's readiness now (``warmup`` ``None``: no model to warm, as with test fakes)."""
+    with app.store.lock:
+        G = app.store.graph
+        nodes, edges, indexed = G.number_of_nodes(), G.number_of_edges(), len(app.index.matrix)
+        caught_up = app.index.healthy and indexed == nodes
+        seq = app.store.seq
+    model = "warm" if warmup is None else warmup.state
+    return Readiness(
+        ready=caught_up and model == "warm",
+        model=model,
+        indexes="caught up" if caught_up else "behind",
+        seq=seq,
+        nodes=nodes,
+        edges=edges,
+        indexed=indexed,
+        error=None if warmup is None else warmup.error,
+    )

@@ -11,7 +11,9 @@ tier                    action      due       rule (checked in this order)
                                               the active successor (end of its supersedes
                                               chain; the smallest id if there are several)
 ``high``                ``keep``    never     top ``high_fraction`` of the other nodes by
-                                              salience (desc, ties by id asc), ceil(f * N)
+                                              salience (desc, ties by id asc), ceil(f * N),
+                                              but only nodes something relies on
+                                              (salience > 0)
 ``low``                 ``digest``  14 days   reviewed leaf: at most one F045 decision edge
                                               (symmetric edges counted once)
 ``medium``              ``summary`` 30 days   everything else
@@ -32,6 +34,7 @@ from typing import Literal
 import networkx as nx
 
 from graph.builders import Keyed, raw_adjacency
+from graph.enums import DECISION_EDGE_TYPES as RELATIONS
 from graph.enums import EdgeType, ReviewStatus
 from graph.errors import ValidationError
 from graph.timeutil import parse_ts, to_utc
@@ -54,18 +57,7 @@ TIERS: tuple[Tier, ...] = ("high", "medium", "low", "superseded")
 ACTIONS: tuple[Action, ...] = ("keep", "summary", "digest", "fold")
 
 #: F045's decision relations: only these count towards a node being a leaf.
-DECISION_EDGE_TYPES: frozenset[str] = frozenset(
-    t.value
-    for t in (
-        EdgeType.DEPENDS_ON,
-        EdgeType.SUPERSEDES,
-        EdgeType.CONTRADICTS,
-        EdgeType.REFINES,
-        EdgeType.RELATES_TO,
-        EdgeType.CAUSED_BY,
-        EdgeType.BLOCKS,
-    )
-)
+DECISION_EDGE_TYPES: frozenset[str] = frozenset(t.value for t in RELATIONS)
 _SYMMETRIC: frozenset[str] = frozenset(t.value for t in EdgeType if t.symmetric)
 _SUPERSEDES = EdgeType.SUPERSEDES.value
 
@@ -197,7 +189,8 @@ def compaction_plan(
     now : datetime
         The reference time for ``due`` (naive means UTC).
     high_fraction : float, default 0.2
-        Share of the non-superseded nodes kept in full, in [0, 1]; ``ceil(f * N)`` nodes.
+        Share of the non-superseded nodes kept in full, in [0, 1]; ``ceil(f * N)`` nodes, or
+        fewer when fewer have a salience above 0.
     medium_after, low_after : timedelta
         Age after which a medium node is summarised / a low node digested.
 
@@ -258,7 +251,10 @@ def compaction_plan(
         (node_id for node_id in nodes if heirs[node_id] == (node_id,)),
         key=lambda node_id: (-salience[node_id], node_id),
     )
-    high_count = _high_count(high_fraction, len(live))
+    # Salience is 0 for a node nothing relies on (graph.algorithms.salience): such a node is
+    # never kept in full for its rank alone, however few nodes are relied on.
+    relied_on = sum(1 for node_id in live if salience[node_id] > 0)
+    high_count = min(_high_count(high_fraction, len(live)), relied_on)
     rank = {node_id: i + 1 for i, node_id in enumerate(live)}
     percentile = salience_percentiles({node_id: salience[node_id] for node_id in nodes})
 

@@ -1,18 +1,24 @@
 """Structural risk: live contradictions, and decisions held up by unresolved blockers.
 
-Blocking semantics:
+Blocking semantics (the ready rule): a decision is blocked only by something it cannot rely on.
 
-* ``A -blocks-> B``: B cannot proceed until A resolves, so A is a *blocker* of B.
-* ``B -depends_on-> A``: B needs A, so A is a blocker of B.
-* A blocker is *resolved* once reviewed with outcome ``success`` or ``partial``
-  (:func:`graph.lifecycle.is_resolved`). Otherwise it is unresolved, for a reason: ``rejected``
-  (its lifecycle; this wins even over a good review, since a rejected decision is not going to
-  be carried out), ``failed`` or ``abandoned`` (its outcome), else ``pending``.
+* ``B -depends_on-> A``: B builds on A. An *accepted* A can be relied on as it stands, reviewed
+  or not (most decisions are never reviewed, and "not reviewed yet" is no reason to wait). A
+  blocks B only when it cannot be relied on: ``rejected`` (its lifecycle), reviewed ``failed``
+  or ``abandoned`` (its outcome), or still ``proposed`` (not accepted yet).
+* ``A -blocks-> B``: an explicit ordering, "B waits until A is done". A blocks B until A is
+  *resolved*, reviewed with outcome ``success`` or ``partial``
+  (:func:`graph.lifecycle.is_resolved`); before that its reason is ``pending`` (accepted, not
+  done yet) or ``proposed``, and after a bad review ``failed`` or ``abandoned``.
+* ``rejected`` wins over everything, even a good review (a rejected decision is not going to be
+  carried out); a ``success``/``partial`` review otherwise resolves either kind of blocker.
 * A superseded blocker stands for its *heirs*, the non-superseded ends of its ``supersedes``
-  chains (:func:`graph.lifecycle.successors_of`, followed), which are checked in its place.
-* B is blocked when any blocker is unresolved. Blocking is transitive through unresolved
-  blockers: if B waits on an unresolved A and A waits on C, B waits on C too. A resolved
-  blocker's own blockers no longer matter; it has already gone ahead.
+  chains (:func:`graph.lifecycle.successors_of`, followed), which are checked in its place
+  with the same edge type.
+* B is blocked when any direct blocker blocks it. Blocking is transitive through blockers: if B
+  waits on A, which blocks it, and A waits on C, which blocks A, B waits on C too. A dependency
+  that does not block (accepted, or done) stops the chain: if it is blocked itself it is listed
+  under its own id, once, rather than once more for everything built on it.
 
 ``blocks``, ``depends_on`` and ``supersedes`` are kept acyclic by the store, but every walk here
 keeps a visited set, so a hand-built cyclic graph still terminates.
@@ -43,7 +49,7 @@ __all__ = [
 
 MAX_LIMIT = 1_000
 
-BlockReason = Literal["pending", "rejected", "failed", "abandoned"]
+BlockReason = Literal["pending", "proposed", "rejected", "failed", "abandoned"]
 
 _CONTRADICTS = EdgeType.CONTRADICTS.value
 _BLOCKS = EdgeType.BLOCKS.value
@@ -129,7 +135,7 @@ def find_contradictions(
 
 @dataclass(frozen=True)
 class Blocker:
-    """An unresolved decision in the way of ``path[0]``, ``depth`` blocking hops away.
+    """A decision in the way of ``path[0]``, ``depth`` blocking hops away, and why (``reason``).
 
     ``via_type`` is the type of the last blocking edge (``blocks`` or ``depends_on``) on the way.
     ``path`` runs from the blocked node to this blocker; consecutive ids are joined by a
@@ -158,14 +164,15 @@ class BlockedChain:
     chain: list[Blocker]
 
 
-def _reason(G: nx.MultiDiGraph[str], node_id: str) -> BlockReason | None:
-    """Why ``node_id`` is unresolved, or ``None`` when it is resolved.
+def _reason(G: nx.MultiDiGraph[str], node_id: str, via: EdgeType) -> BlockReason | None:
+    """Why ``node_id`` blocks what reaches it over a ``via`` edge, or ``None`` when it does not.
 
     Reads the stored lifecycle: heirs are never superseded, except on a supersession cycle,
     where the derived ``superseded`` would hide a rejection.
     """
     attrs = G.nodes[node_id]
-    if attrs.get("lifecycle") == Lifecycle.REJECTED.value:
+    lifecycle = attrs.get("lifecycle", Lifecycle.ACCEPTED.value)
+    if lifecycle == Lifecycle.REJECTED.value:
         return "rejected"
     if is_resolved(G, node_id):
         return None
@@ -174,7 +181,9 @@ def _reason(G: nx.MultiDiGraph[str], node_id: str) -> BlockReason | None:
         return "failed"
     if outcome == Outcome.ABANDONED.value:
         return "abandoned"
-    return "pending"
+    if lifecycle == Lifecycle.PROPOSED.value:
+        return "proposed"
+    return "pending" if via is EdgeType.BLOCKS else None  # accepted: relied on as it stands
 
 
 def _heirs(G: nx.MultiDiGraph[str], node_id: str) -> list[list[str]]:
@@ -217,7 +226,7 @@ class _Lookups:
         self.G = G
         self._blockers: dict[str, list[tuple[str, EdgeType]]] = {}
         self._heirs: dict[str, list[list[str]]] = {}
-        self._reasons: dict[str, BlockReason | None] = {}
+        self._reasons: dict[tuple[str, EdgeType], BlockReason | None] = {}
 
     def blockers(self, node_id: str) -> list[tuple[str, EdgeType]]:
         if node_id not in self._blockers:
@@ -229,17 +238,17 @@ class _Lookups:
             self._heirs[node_id] = _heirs(self.G, node_id)
         return self._heirs[node_id]
 
-    def reason(self, node_id: str) -> BlockReason | None:
-        if node_id not in self._reasons:
-            self._reasons[node_id] = _reason(self.G, node_id)
-        return self._reasons[node_id]
+    def reason(self, node_id: str, via: EdgeType) -> BlockReason | None:
+        if (node_id, via) not in self._reasons:
+            self._reasons[node_id, via] = _reason(self.G, node_id, via)
+        return self._reasons[node_id, via]
 
 
 def _chain(G: nx.MultiDiGraph[str], node_id: str, lookups: _Lookups | None = None) -> list[Blocker]:
-    """Every unresolved blocker reachable from ``node_id``, breadth-first, by (depth, id).
+    """Every blocker reachable from ``node_id`` through blockers, breadth-first, by (depth, id).
 
     A blocker found several ways keeps its first: the fewest hops, then the smallest-id parent,
-    then the smaller edge type.
+    then the smaller edge type (``blocks`` before ``depends_on``).
     """
     lookups = lookups or _Lookups(G)
     seen = {node_id}
@@ -257,9 +266,9 @@ def _chain(G: nx.MultiDiGraph[str], node_id: str, lookups: _Lookups | None = Non
                     heir = hops[-1]
                     if heir in seen or heir in level:
                         continue
-                    reason = lookups.reason(heir)
+                    reason = lookups.reason(heir, via)
                     if reason is None:
-                        continue  # resolved: neither it nor what blocks it holds anyone up
+                        continue  # relied on or done: neither it nor its blockers hold us up
                     stands_for = blocker if heir != blocker else None
                     level[heir] = Blocker(heir, reason, depth, via, trail + hops, stands_for)
         ordered = [level[k] for k in sorted(level)]
@@ -288,9 +297,10 @@ def get_blocked_chain(G: nx.MultiDiGraph[str], node_id: None = None) -> list[Blo
 def get_blocked_chain(
     G: nx.MultiDiGraph[str], node_id: str | None = None
 ) -> BlockedChain | list[BlockedChain]:
-    """What keeps a decision from proceeding: its unresolved blockers, direct and transitive.
+    """What keeps a decision from proceeding: its blockers, direct and transitive.
 
-    See the module docstring for what blocks what and when a blocker counts as resolved.
+    See the module docstring for what blocks what: a ``depends_on`` target only when it cannot
+    be relied on (rejected, failed, abandoned, proposed), a ``blocks`` source until it is done.
 
     Parameters
     ----------
@@ -313,13 +323,19 @@ def get_blocked_chain(
     Examples
     --------
     >>> from graph.builders import build_graph
-    >>> a, b, c = "aaaaaaaa", "bbbbbbbb", "cccccccc"
-    >>> G = build_graph([a, b, c], [(a, b, "blocks"), (c, a, "depends_on")])
+    >>> a, b, c, d = "aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd"
+    >>> G = build_graph(
+    ...     [a, b, c, {"id": d, "lifecycle": "proposed"}],
+    ...     [(a, b, "blocks"), (c, a, "depends_on"), (c, d, "depends_on")],
+    ... )
     >>> found = get_blocked_chain(G, c)
-    >>> found.blocked, [(x.node_id, x.depth, x.via_type.value, x.path) for x in found.chain]
-    (True, [('aaaaaaaa', 1, 'depends_on', ['cccccccc', 'aaaaaaaa'])])
-    >>> [(x.node_id, len(x.chain)) for x in get_blocked_chain(G)]
-    [('bbbbbbbb', 1), ('cccccccc', 1)]
+    >>> found.blocked, [(x.node_id, x.reason, x.via_type.value, x.path) for x in found.chain]
+    (True, [('dddddddd', 'proposed', 'depends_on', ['cccccccc', 'dddddddd'])])
+    >>> [(x.node_id, [y.node_id for y in x.chain]) for x in get_blocked_chain(G)]
+    [('bbbbbbbb', ['aaaaaaaa']), ('cccccccc', ['dddddddd'])]
+
+    ``c`` relies on the accepted ``a`` as it stands (not yet reviewed is no reason to wait),
+    but not on the proposed ``d``; ``b`` waits until ``a`` is done (reviewed as a success).
     """
     if node_id is not None:
         return _blocked_chain(G, check_node(G, node_id))

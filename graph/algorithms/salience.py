@@ -1,8 +1,8 @@
-"""Salience: PageRank over a weighted projection of the typed decision edges.
+"""Salience: how much of the graph relies on a decision, on a scale that does not depend on size.
 
-A node is salient when much of the graph leans on it. PageRank needs a plain weighted digraph,
-so each typed edge is first *projected* onto a flow link along which importance moves, towards
-what is depended upon:
+**Projection.** Each typed edge is first *projected* onto a flow link along which reliance moves,
+towards what is relied upon. By default only the relations that say one decision relies on
+another count; the others weigh 0 (pass ``type_weights`` to count them anyway):
 
 ==============  ==================  ======  ==============================================
 type            stored ``A -> B``   weight  why
@@ -11,29 +11,50 @@ type            stored ``A -> B``   weight  why
 ``blocks``      flow ``B -> A``     0.8     "A blocks B": B waits on A, so B leans on A
 ``caused_by``   flow ``A -> B``     0.7     A is a consequence of B's outcome
 ``refines``     flow ``A -> B``     0.6     A narrows B and is built on it
-``causal``      flow ``A -> B``     0.5     derived effect -> cause; a weaker, inferred
-                                            ``caused_by``
-``contradicts`` both ways           0.3     a conflict shows both sides matter, but neither
-                                            relies on the other
-``relates_to``  both ways           0.3     topical link, no reliance
-``semantic``    both ways           0.2     derived near-duplicate meaning
-``entity``      both ways           0.1     derived shared mention; common, so cheap
-``temporal``    both ways           0.05    derived closeness in time; nearly no reliance
-``supersedes``  see below           1.0     weight of a superseded node's link to its heir
+``contradicts``                     0       a conflict, not reliance
+``relates_to``                      0       a topical link, not reliance
+``causal``,                         0       derived on write from wording, mentions,
+``semantic``,                               similarity and time: they say nothing about
+``entity``,                                 reliance, and dense clusters of them would
+``temporal``                                make every member look central
+``supersedes``  see below           0       the replaced node's link to its heir
 ==============  ==================  ======  ==============================================
 
-Symmetric types are stored as two directed edges, so each direction carries the weight. An edge's
-own ``weight`` attribute multiplies its type's weight, and links of different types between the
-same pair add up. A type weighted 0 drops out of the projection.
+An edge's own ``weight`` multiplies its type's weight, and links of different types between the
+same pair add up. Symmetric types, when weighted, flow both ways.
 
-**Superseded nodes pass their weight on.** If ``A supersedes B``, B's *heirs* are the nodes at the
-ends of its ``supersedes`` chains that are not themselves superseded (``supersedes`` is acyclic,
-so they exist). Every projected link into B is redirected to its heirs, split evenly; B gets one
-link to its heirs (the ``supersedes`` weight, split evenly; the edge's own ``weight`` is ignored
-because supersession is a structural fact, not a strength). A redirected link that would point
-at its own source (A depended on the B it replaced) is dropped rather than becoming a self-loop
-that would inflate A. Nodes without outgoing links spread their rank uniformly (standard
-PageRank), and so does the teleport term.
+**Superseded nodes pass their reliance on.** If ``A supersedes B``, B's *heirs* are the nodes at
+the ends of its ``supersedes`` chains that are not themselves superseded (``supersedes`` is
+acyclic, so they exist). Every projected link into B is redirected to its heirs, split evenly,
+so what relied on B now relies on its replacement. A redirected link that would point at its
+own source (A depended on the B it replaced) is dropped rather than becoming a self-loop. With a
+``supersedes`` weight above 0, B also gets a link of that weight to its heirs (split evenly; the
+edge's own ``weight`` is ignored); by default the act of replacing adds nothing.
+
+**Scale.** A damped walk (``alpha``, 0.85) runs over the links. A node passes on
+``min(1, out-weight)`` of its damped mass, shared by link weight, so a lone link of weight 0.3
+passes 30 %; what is not passed, and the teleport term, go to a pool every node receives an
+equal share of. A node nothing leans on receives only that share, the *baseline* ``b``; every
+node's rank ``PR(v) >= b``. Salience is the part of a node's rank that flows in over links::
+
+    salience(v) = 1 - b / PR(v),     r(v) = PR(v) / b = 1 + alpha * sum_u share(u -> v) * r(u)
+
+``r`` depends only on what leans on ``v`` (transitively), never on the node count, so a score,
+and the guardrail threshold compared with it, mean the same at 10 decisions and at 100k:
+
+==================================================  ============  ===========
+what leans on the decision                          r             salience
+==================================================  ============  ===========
+nothing                                             1             0.0
+one ``depends_on`` from a node nothing leans on     1.85          0.46
+two such dependents / a chain ``C <- B <- A``       2.70 / 2.57   0.63 / 0.61
+three / ten such dependents                         3.55 / 9.50   0.72 / 0.89
+two ``caused_by`` / two ``refines`` dependents      2.19 / 2.02   0.54 / 0.51
+==================================================  ============  ===========
+
+``salience > 0.5`` means more of the node's rank comes from what relies on it than from the
+baseline: two direct dependents cross it, one does not (the default guardrail threshold, see
+:mod:`service.settings`).
 
 Scores are deterministic whatever order the graph was built or edited in: nodes are ranked by
 id, edges sorted canonically before any floating-point sum, and the iteration's operations are
@@ -73,13 +94,13 @@ DEFAULT_TYPE_WEIGHTS: Mapping[EdgeType, float] = MappingProxyType(
         EdgeType.BLOCKS: 0.8,
         EdgeType.CAUSED_BY: 0.7,
         EdgeType.REFINES: 0.6,
-        EdgeType.CAUSAL: 0.5,
-        EdgeType.CONTRADICTS: 0.3,
-        EdgeType.RELATES_TO: 0.3,
-        EdgeType.SEMANTIC: 0.2,
-        EdgeType.ENTITY: 0.1,
-        EdgeType.TEMPORAL: 0.05,
-        EdgeType.SUPERSEDES: 1.0,
+        EdgeType.CONTRADICTS: 0.0,
+        EdgeType.RELATES_TO: 0.0,
+        EdgeType.CAUSAL: 0.0,
+        EdgeType.SEMANTIC: 0.0,
+        EdgeType.ENTITY: 0.0,
+        EdgeType.TEMPORAL: 0.0,
+        EdgeType.SUPERSEDES: 0.0,
     }
 )
 
@@ -232,7 +253,7 @@ def weighted_projection(
     *,
     type_weights: Mapping[EdgeType | str, float] | None = None,
 ) -> tuple[list[str], sp.csr_array]:
-    """The weighted digraph that salience runs PageRank on, as a sparse matrix.
+    """The weighted digraph that salience walks, as a sparse matrix (link weights, uncapped).
 
     Parameters
     ----------
@@ -265,12 +286,12 @@ def weighted_projection(
     >>> for node_id, row in zip(ids, matrix.toarray().tolist()):
     ...     print(node_id, row)
     aaaaaaaa [0.0, 0.0, 1.0, 0.8]
-    bbbbbbbb [0.0, 0.0, 1.0, 0.0]
+    bbbbbbbb [0.0, 0.0, 0.0, 0.0]
     cccccccc [0.0, 0.0, 0.0, 0.0]
     dddddddd [0.0, 0.0, 0.0, 0.0]
 
     ``a`` leans on ``d`` (which blocks it); its dependency on the superseded ``b`` moved to
-    ``b``'s heir ``c``, and ``b`` passes its own weight to ``c``.
+    ``b``'s heir ``c``.
     """
     weights = _weights_by_code(type_weights)
     ids, src, dst, w = _flow_links(_adjacency_for(G, adjacency), weights)
@@ -287,10 +308,12 @@ def compute_salience(
     max_iter: int = 200,
     type_weights: Mapping[EdgeType | str, float] | None = None,
 ) -> dict[str, float]:
-    """PageRank salience of every node, scaled so the most salient node scores 1.0.
+    """Salience of every node, in [0, 1): the share of its rank that what leans on it gives it.
 
-    Power iteration over :func:`weighted_projection` (see the module docstring for how edge
-    types are projected and how superseded nodes pass their weight on).
+    Power iteration over :func:`weighted_projection`; see the module docstring for the
+    projection, the supersession redirection and the size-independent scale (0 for a node
+    nothing leans on, 0.46 / 0.63 / 0.72 for one / two / three direct ``depends_on``
+    dependents, whatever the graph's size).
 
     Parameters
     ----------
@@ -299,11 +322,10 @@ def compute_salience(
     adjacency : SparseAdjacency, optional
         The store's maintained mirror of ``G`` (fast path); built from ``G`` when omitted.
     alpha : float, default 0.85
-        Damping factor, in (0, 1).
+        Damping factor, in (0, 1): the share of a dependent's own rank it passes on.
     tol : float, default 1e-10
         Stop once an iteration changes the rank vector (which sums to 1) by less than ``tol``
-        in L1 norm. Unlike ``nx.pagerank`` this is not scaled by the node count, so the
-        accuracy does not loosen as the graph grows.
+        in L1 norm. Unlike ``nx.pagerank`` this is not scaled by the node count.
     max_iter : int, default 200
         Iteration cap.
     type_weights : mapping, optional
@@ -312,7 +334,7 @@ def compute_salience(
     Returns
     -------
     dict
-        ``{node_id: score}`` in ascending id order, scores in [0, 1]; ``{}`` for an empty
+        ``{node_id: score}`` in ascending id order, scores in [0, 1); ``{}`` for an empty
         graph.
 
     Raises
@@ -326,11 +348,22 @@ def compute_salience(
     --------
     >>> from graph.builders import build_graph
     >>> G = build_graph(
-    ...     ["aaaaaaaa", "bbbbbbbb", "cccccccc"],
-    ...     [("bbbbbbbb", "aaaaaaaa", "depends_on"), ("cccccccc", "aaaaaaaa", "depends_on")],
+    ...     ["aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd"],
+    ...     [
+    ...         ("bbbbbbbb", "aaaaaaaa", "depends_on"),
+    ...         ("cccccccc", "aaaaaaaa", "depends_on"),
+    ...         ("dddddddd", "cccccccc", "depends_on"),
+    ...         ("dddddddd", "bbbbbbbb", "temporal"),
+    ...     ],
     ... )
     >>> {k: round(v, 3) for k, v in compute_salience(G).items()}
-    {'aaaaaaaa': 1.0, 'bbbbbbbb': 0.37, 'cccccccc': 0.37}
+    {'aaaaaaaa': 0.708, 'bbbbbbbb': 0.0, 'cccccccc': 0.459, 'dddddddd': 0.0}
+
+    ``c`` has one dependent; ``a`` has two, one of which (``c``) is itself relied on. The
+    temporal edge counts for nothing unless asked for, and then only at its small weight:
+
+    >>> round(compute_salience(G, type_weights={"temporal": 0.05})["bbbbbbbb"], 3)
+    0.04
     """
     _check_params(alpha, tol, max_iter)
     weights = _weights_by_code(type_weights)
@@ -338,24 +371,28 @@ def compute_salience(
     n = len(ids)
     if n == 0:
         return {}
+    # A node passes min(1, out-weight) of its damped mass: each link carries w / max(1, out).
     out_weight = np.bincount(src, weights=w, minlength=n)
-    # Transposed, column-normalised and damped, so one CSR mat-vec is one damped step of the
-    # walk. The links arrive in canonical order, so the per-row sort and the summing of
-    # duplicate links that scipy does here are deterministic too.
-    step = sp.csr_array((alpha * w / out_weight[src], (dst, src)), shape=(n, n))
+    share = w / np.maximum(out_weight[src], 1.0)
+    # Transposed and damped, so one CSR mat-vec is one damped step of the walk. The links
+    # arrive in canonical order, so the per-row sort and the summing of duplicate links that
+    # scipy does here are deterministic too.
+    step = sp.csr_array((alpha * share, (dst, src)), shape=(n, n))
     x = np.full(n, 1.0 / n)
     change = np.empty(n)
     for _ in range(max_iter):
-        moved = step @ x
-        # The walk keeps total mass 1, so what the damped step did not move (teleport plus
-        # dangling nodes) is 1 - sum(moved), spread evenly: one sum instead of a gather over
-        # dangling nodes, and rounding drift cannot accumulate.
-        moved += (1.0 - float(np.sum(moved))) / n
+        flow = step @ x
+        # The walk keeps total mass 1, so what the step did not move (teleport, unpassed
+        # shares, dangling nodes) is 1 - sum(flow): the pool, spread evenly. One sum instead of
+        # a gather, and rounding drift cannot accumulate. Each node's share is the baseline.
+        baseline = (1.0 - float(np.sum(flow))) / n
+        moved = flow + baseline
         np.subtract(moved, x, out=change)
         np.abs(change, out=change)
         x = moved
         if float(np.sum(change)) < tol:
-            scores = x / x.max()
+            # 1 - baseline / rank, written so a node nothing flows into is exactly 0.0.
+            scores = flow / moved
             return dict(zip(ids, scores.tolist(), strict=True))
     raise nx.PowerIterationFailedConvergence(max_iter)
 

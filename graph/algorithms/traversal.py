@@ -27,7 +27,6 @@ from graph.algorithms.walk import (
     EdgeRef,
     EdgeTypesArg,
     check_direction,
-    check_edge_type,
     check_edge_types,
     check_int,
     check_node,
@@ -165,7 +164,7 @@ def get_neighbors(
     G: nx.MultiDiGraph[str],
     node_id: str,
     direction: Direction | str = Direction.BOTH,
-    edge_type: EdgeType | str | None = None,
+    edge_type: EdgeTypesArg = None,
     limit: int = 20,
 ) -> tuple[list[Neighbor], int]:
     """The edges at ``node_id`` and the nodes at their other ends, one page.
@@ -177,8 +176,8 @@ def get_neighbors(
     direction : {"both", "outgoing", "incoming"}
         ``outgoing``: edges ``node_id -> x``; ``incoming``: ``x -> node_id``. Symmetric edges
         belong to both and come back once per neighbour with direction ``both``.
-    edge_type : EdgeType or str, optional
-        Only this type.
+    edge_type : EdgeType, str or iterable of those, optional
+        Only this type (or these types); ``None``: all.
     limit : int, default 20
         Page size, 1 to 100.
 
@@ -208,7 +207,7 @@ def get_neighbors(
     """
     check_node(G, node_id)
     way = check_direction(direction)
-    types = None if edge_type is None else frozenset({check_edge_type(edge_type).value})
+    types = check_edge_types(edge_type, "edge_type")
     check_int(limit, "limit", 1, MAX_NEIGHBORS)
     found: dict[tuple[str, str, str, str, str], Neighbor] = {}
     for other, key, u, v, walked in steps(G, node_id, way, types):

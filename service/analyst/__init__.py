@@ -29,7 +29,7 @@ import pandas as pd
 from graph.algorithms.compaction import compaction_plan
 from graph.algorithms.salience import compute_salience
 from graph.enums import EdgeType
-from graph.lifecycle import effective_lifecycle
+from graph.lifecycle import node_state
 from graph.timeutil import parse_ts, utc_now
 from retrieval.embedder import Embedder
 from service.client import AnalystError, InProcess, OverHttp, Transport, graph_from_node_link
@@ -124,6 +124,7 @@ class Analyst:
             kind = attrs.get("kind", "decision")
             if kind != "decision" and not include_memory:
                 continue
+            state = node_state(G, node_id)  # the effective lifecycle, as every answer reports
             rows.append(
                 {
                     "id": node_id,
@@ -133,8 +134,8 @@ class Analyst:
                     "category": attrs.get("category"),
                     "stakes": attrs.get("stakes"),
                     "confidence": attrs.get("confidence"),
-                    "lifecycle": effective_lifecycle(G, node_id).value,
-                    "status": attrs.get("status"),
+                    "lifecycle": state.lifecycle.value,
+                    "status": state.status.value,
                     "outcome": attrs.get("outcome"),
                     "created_at": _ts(attrs.get("occurred_at") or attrs["created_at"]),
                     "reviewed_at": _ts(attrs.get("reviewed_at")),
@@ -164,7 +165,8 @@ class Analyst:
         return pd.DataFrame(rows, columns=_EDGE_COLUMNS)
 
     def salience(self, top: int | None = None) -> pd.DataFrame:
-        """Every decision's salience (PageRank, max 1), most salient first, ties by id."""
+        """Every decision's salience (0: nothing relies on it; see graph.algorithms.salience),
+        most salient first, ties by id."""
         G = self.graph()
         scores = compute_salience(G)
         table = self.decisions()
@@ -377,9 +379,13 @@ class Analyst:
 def explain(via: Mapping[str, Any]) -> str:
     """One line from a recall hit's ``via``: the signals that found it, the edges that led there.
 
+    The path reads in the order it was walked, from the anchor it started at; each arrow points
+    the way the edge is stored, so ``a <-depends_on- b`` says "b depends_on a", reached from a.
+
     >>> explain({"signals": {"keyword": 0.5, "keywordRank": 3.0, "rrf": 0.03}, "anchor": True,
-    ...          "path": [{"from": "aaaaaaaa", "to": "bbbbbbbb", "edgeType": "caused_by"}]})
-    'keyword 0.50 (#3); anchor; reached aaaaaaaa -caused_by-> bbbbbbbb'
+    ...          "path": [{"from": "bbbbbbbb", "type": "caused_by", "to": "aaaaaaaa",
+    ...                    "walked": "backward"}]})
+    'keyword 0.50 (#3); anchor; reached aaaaaaaa <-caused_by- bbbbbbbb'
     """
     signals = via.get("signals") or {}
     parts = []
@@ -390,8 +396,15 @@ def explain(via: Mapping[str, Any]) -> str:
         parts.append("anchor")
     path = via.get("path") or []
     if path:
-        hops = "".join(f" -{step['edgeType']}-> {step['to']}" for step in path)
-        parts.append(f"reached {path[0]['from']}{hops}")
+        first = path[0]
+        line = first["to"] if first.get("walked") == "backward" else first["from"]
+        for step in path:
+            kind = step.get("type") or step.get("edgeType")
+            if step.get("walked") == "backward":
+                line += f" <-{kind}- {step['from']}"
+            else:
+                line += f" -{kind}-> {step['to']}"
+        parts.append(f"reached {line}")
     return "; ".join(parts) or "-"
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -20,9 +19,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graph.errors import DecigraphError, StoreLockedError
-from service.composition import open_store
+import pydantic
+
+from graph.errors import DecigraphError, LogCorruptedError, StoreLockedError
+from service.composition import SetupError, open_store
 from service.settings import Settings
+
+from .address import ServerAddressError
 
 if TYPE_CHECKING:
     from service.client import Transport
@@ -32,7 +35,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     overrides = {
         k: v for k, v in vars(args).items() if k in Settings.model_fields and v is not None
     }
-    return Settings(**overrides)
+    try:
+        return Settings(**overrides)
+    except pydantic.ValidationError as exc:  # e.g. DECIGRAPH_PORT=abc: one line, the setting
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "settings"
+        raise SetupError(f"setting {where}: {first['msg']}") from None
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], human: str) -> None:
@@ -40,46 +48,20 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], human: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
+    from .serve import serve
 
-    from service.composition import open_app
-    from service.http.app import create_app
-    from service.http.auth import AuthConfigError, load_tokens
-
-    settings = _settings(args)
-    try:
-        tokens = load_tokens(settings)
-    except (AuthConfigError, OSError) as exc:
-        print(f"decigraph: {exc}", file=sys.stderr)
-        return 2
-    # uvicorn shuts down gracefully on SIGTERM and then re-raises the signal; with the default
-    # disposition that kills the process before app.close() (flushing queued vector writes,
-    # snapshotting the indexes) could run. Turn it into an exit that unwinds instead.
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    try:
-        app = open_app(settings)
-        try:
-            print(
-                f"decigraph: {app.store.seq} events from {settings.data_dir}; "
-                f"serving http://{settings.host}:{settings.port}/cstp",
-                file=sys.stderr,
-            )
-            uvicorn.run(create_app(app, tokens), host=settings.host, port=settings.port)
-        finally:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let close() finish
-            app.close()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    return 0
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(0)
+    return serve(_settings(args))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    with open_store(settings, read_only=True) as store:
+    try:
+        store = open_store(settings, read_only=True)
+    except LogCorruptedError as exc:  # a changed acknowledged line: the store cannot even open
+        data = {"ok": False, "line": exc.line, "problems": [str(exc)], "indexesChecked": False}
+        _emit(args, data, f"verify FAILED: line {exc.line}: {exc.reason}")
+        return 1
+    with store:
         report = store.verify()
         problems = list(report.problems)
         if args.indexes:
@@ -147,7 +129,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from service.composition import open_app
     from service.usecases import import_items
 
-    from .jsonl import parse_lines, read_lines, stderr_progress
+    from .jsonl import parse_lines, read_lines, stderr_progress, summary
 
     if args.format != "jsonl":
         return _import_export(args)
@@ -164,6 +146,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     report, items = parse_lines(read_lines(path))
     if report.errors and args.on_error == "abort":
         report.aborted = True
+        for number, _ in items:
+            report.note(number, "not_reached")
     else:
         skip = "decigraph import --skip-guardrails" if args.skip_guardrails else None
         app = open_app(settings)
@@ -182,15 +166,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             app.close()
         if progress is not None:
             print(file=sys.stderr)
-    report.errors.sort(key=lambda e: int(e["line"]))
-    data = report.to_dict()
-    lines = [
-        f"read {report.read} lines: {report.created} created, {report.skipped} already stored, "
-        f"{len(report.errors)} bad"
-        + (f" (aborted: {report.created or 'nothing'} written)" if report.aborted else "")
-    ]
-    lines += [f"  line {e['line']}: {e['error']}" for e in report.errors[:50]]
-    _emit(args, data, "\n".join(lines))
+    _emit(args, report.to_dict(), summary(report))
     return 1 if report.errors else 0
 
 
@@ -237,17 +213,25 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 @contextmanager
 def _client(settings: Settings) -> Iterator[Transport]:
-    """A JSON-RPC client of the store: in-process as its writer, or the server holding it."""
+    """A JSON-RPC client of the store: in-process as its writer, or the server holding it (the
+    address it published in the data directory; never a default port)."""
+    import httpx
+
     from service.client import InProcess, OverHttp
     from service.composition import open_app
 
+    from .address import locate
+
     try:
         client: Transport = InProcess(open_app(settings), agent="cli")
-    except StoreLockedError:
-        url = os.environ.get("CSTP_URL") or f"http://{settings.host}:{settings.port}"
+    except StoreLockedError as exc:
+        url = locate(settings.data_dir, exc.holder)
         client = OverHttp(url, _token(settings), timeout=60)
     try:
         yield client
+    except httpx.TransportError as exc:
+        message = f"cannot reach the server at {client.description}: {exc}"
+        raise ServerAddressError(message) from None
     finally:
         client.close()
 
@@ -331,7 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--data-dir", dest="data_dir", default=None)
         cmd.add_argument("--json", action="store_true", help="machine-readable output")
-        # The same store flags on every command (host/port name the server recall may ask).
+        # The same store flags on every command (serve listens on host/port; recall asks the
+        # server holding the data directory at the address it published there).
         cmd.add_argument("--host", default=None)
         cmd.add_argument("--port", type=int, default=None)
         if name == "serve":
@@ -400,13 +385,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Commands that may create files in the data directory: they run with umask 077, so the log,
+#: the snapshots and ChromaDB's files are owner-only (0600, directories 0700).
+WRITERS = frozenset({"serve", "import", "rebuild", "recall", "sample"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; an operator's error (a read-only directory, an unreachable ChromaDB,
+    bad rules or settings) is one line on stderr and exit code 2, never a traceback."""
     args = build_parser().parse_args(argv)
+    umask = os.umask(0o077) if args.command in WRITERS else None
     try:
         return int(args.handler(args))
-    except DecigraphError as exc:
-        print(f"decigraph: {exc}", file=sys.stderr)
+    except (DecigraphError, OSError) as exc:
+        print(f"decigraph: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: stopped on purpose, not a crash to show
+        return 130
+    finally:
+        if umask is not None:
+            os.umask(umask)
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error as one line (a file error names the file)."""
+    if (
+        isinstance(exc, OSError)
+        and exc.strerror
+        and exc.filename
+        and not isinstance(exc, DecigraphError)
+    ):
+        return f"{exc.filename}: {exc.strerror}"
+    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":

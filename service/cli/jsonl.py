@@ -26,11 +26,11 @@ def parse_line(line: str) -> Item:
         raise LineError(f"not JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise LineError("must be a JSON object")
-    try:
+    try:  # validated as JSON, strictly, like a method's params (service.rpc.protocol)
         if "decision" in raw:
-            return RecordParams.model_validate(raw)
+            return RecordParams.model_validate_json(line, strict=True)
         if "text" in raw:
-            return RememberParams.model_validate(raw)
+            return RememberParams.model_validate_json(line, strict=True)
     except pydantic.ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -49,18 +49,49 @@ def parse_lines(lines: Iterable[str]) -> tuple[ImportReport, list[tuple[int, Ite
         try:
             items.append((number, parse_line(line)))
         except LineError as exc:
-            report.errors.append({"line": number, "error": str(exc)})
+            report.note(number, "invalid", str(exc))
     return report, items
 
 
 def stderr_progress(report: ImportReport) -> None:
     print(
-        f"\rimported {report.created}, skipped {report.skipped}, errors {len(report.errors)}"
+        f"\rimported {report.recorded}, not written {report.accounted - report.recorded}"
         f" ({report.read} lines read)",
         end="",
         file=sys.stderr,
         flush=True,
     )
+
+
+SHOWN = 50
+
+
+def summary(report: ImportReport) -> str:
+    """The human report: a count per outcome, then each line not recorded and why."""
+    counts = report.counts
+    head = (
+        f"read {report.read} lines: {counts['recorded']} recorded, {counts['updated']} updated, "
+        f"{counts['duplicate_id']} duplicate id, {counts['identical']} identical, "
+        f"{counts['refused']} refused, {counts['invalid']} bad"
+    )
+    if counts["not_reached"]:
+        head += f", {counts['not_reached']} not reached"
+    if report.aborted:
+        head += f" (aborted: {counts['recorded'] or 'nothing'} written)"
+    failed = ("refused", "invalid")  # first what went wrong, then what was already stored
+    shown = sorted(
+        (e for e in report.lines if e["outcome"] != "recorded"),
+        key=lambda e: (e["outcome"] not in failed, int(e["line"])),
+    )
+    out = [head]
+    for entry in shown[:SHOWN]:
+        reason = entry.get("reason")
+        out.append(
+            f"  line {entry['line']}: {entry['outcome']}" + (f": {reason}" if reason else "")
+        )
+    if len(shown) > SHOWN:
+        out.append(f"  ... and {len(shown) - SHOWN} more not recorded (--json lists every line)")
+    return "\n".join(out)
 
 
 def read_lines(path: Path) -> Iterator[str]:

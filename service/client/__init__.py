@@ -16,6 +16,7 @@ import httpx
 import networkx as nx
 
 from graph.errors import DecigraphError
+from graph.lifecycle import stored_attrs
 from service.methods import build_registry
 from service.rpc.protocol import CallContext, Dispatcher
 from service.usecases import Decigraph
@@ -118,10 +119,11 @@ class OverHttp:
 
 
 def graph_from_node_link(doc: Mapping[str, Any]) -> nx.MultiDiGraph[str]:
-    """The graph of a ``format=json`` export (edge keys are the edge types)."""
+    """The graph of a ``format=json`` export (edge keys are the edge types), as the store keeps
+    it: the export's effective ``lifecycle`` is turned back into the stored one."""
     G: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     for node in doc["nodes"]:
-        attrs = dict(node)
+        attrs = stored_attrs(node)
         G.add_node(attrs.pop("id"), **attrs)
     for link in doc["links"]:
         attrs = dict(link)

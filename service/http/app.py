@@ -5,8 +5,9 @@ Routes are thin: the :data:`~.auth.Agent` dependency authenticates (one check fo
 protected route), the body is read within the size limit, the decoded document goes to the
 dispatcher. Errors never leave as a 500 or a traceback.
 
-Only ``/health`` and ``/.well-known/agent.json`` answer without a token. FastAPI's ``/docs`` and
-``/redoc`` are off; the OpenAPI document is served at ``/openapi.json`` to a valid token only.
+Only ``/health`` (liveness), ``/ready`` (readiness) and ``/.well-known/agent.json`` answer
+without a token. FastAPI's ``/docs`` and ``/redoc`` are off; the OpenAPI document is served at
+``/openapi.json`` to a valid token only.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import io
 import logging
 import time
 import zipfile
+from dataclasses import asdict
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
@@ -24,9 +26,10 @@ from fastapi import FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from graph.export import EXPORT_FORMATS
+from service.composition import Warmup, readiness
 from service.methods import build_registry
 from service.rpc.errors import INTERNAL_ERROR, RpcError
-from service.rpc.protocol import CallContext, Dispatcher, parse_body
+from service.rpc.protocol import CallContext, Dispatcher, encode_response, parse_body
 from service.usecases import Decigraph
 from service.usecases.reads import export_document, store_status
 
@@ -42,6 +45,7 @@ from .openapi import (
     UNAUTHORIZED,
     AgentCard,
     Health,
+    Ready,
     install_openapi,
     schema_ref,
 )
@@ -55,8 +59,10 @@ def _json(document: Any, status: int = 200, headers: dict[str, str] | None = Non
     return Response(orjson.dumps(document), status_code=status, media_type=JSON, headers=headers)
 
 
-def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
-    # No /docs, /redoc or public /openapi.json: only /health and the agent card are open.
+def create_app(app: Decigraph, tokens: TokenTable, warmup: Warmup | None = None) -> FastAPI:
+    """The HTTP app serving ``app``; ``warmup`` is the model's warm-up the server started (``None``:
+    nothing to warm, ``/ready`` then only waits for the indexes)."""
+    # No /docs, /redoc or public /openapi.json: only /health, /ready and the card are open.
     api = FastAPI(
         title="decigraph",
         version=version("decigraph"),
@@ -88,6 +94,18 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
             "nodes": status.nodes,
             "edges": status.edges,
         }
+
+    @api.get(
+        "/ready",
+        response_model=Ready,
+        responses={503: {"model": Ready, "description": "Not ready yet (or no longer)"}},
+    )
+    def ready() -> Response:
+        """200 once the model is warm and the indexes hold every node of the log's graph, else
+        503; the body says which (liveness is ``/health``)."""
+        now = readiness(app, warmup)
+        body = {k: v for k, v in asdict(now).items() if v is not None}
+        return _json(body, 200 if now.ready else 503)
 
     @api.get("/.well-known/agent.json", response_model=AgentCard)
     def agent_card(request: Request) -> dict[str, Any]:
@@ -174,7 +192,7 @@ def create_app(app: Decigraph, tokens: TokenTable) -> FastAPI:
         if answer is None:
             return Response(status_code=204)
         try:
-            return _json(answer)
+            return Response(encode_response(answer), media_type=JSON)
         except orjson.JSONEncodeError:  # a bug (a value JSON cannot carry): log it, never show it
             logger.exception("response of %r cannot be encoded", _method_names(payload))
             error = {"code": INTERNAL_ERROR, "message": "internal error (logged on the server)"}

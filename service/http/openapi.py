@@ -31,6 +31,19 @@ class Health(BaseModel):
     edges: int
 
 
+class Ready(BaseModel):
+    """``GET /ready``: 200 when ``ready``, else 503."""
+
+    ready: bool
+    model: Literal["pending", "loading", "warm", "failed"]
+    indexes: Literal["caught up", "behind"]
+    seq: int
+    nodes: int
+    edges: int
+    indexed: int
+    error: str | None = None
+
+
 class CstpCapability(BaseModel):
     version: str
     methods: list[str]

@@ -10,6 +10,7 @@ from .agents import register_agents
 from .decisions import register_decisions
 from .graph import register_graph
 from .guardrails import register_guardrails
+from .lifecycle import register_lifecycle
 from .memory import register_memory
 
 
@@ -21,6 +22,7 @@ def build_registry(app: Decigraph) -> Registry:
     """
     registry = Registry()
     register_decisions(registry, app)
+    register_lifecycle(registry, app)
     register_memory(registry, app)
     register_graph(registry, app)
     register_guardrails(registry, app)

@@ -50,6 +50,7 @@ def action_view(a: Action) -> dict[str, Any]:
         "reason": a.reason,
         "suggestion": a.suggestion,
         "decisionId": a.decision_id,
+        "text": a.text,
     }
 
 
@@ -118,7 +119,10 @@ def render_markdown(pack: Mapping[str, Any], max_chars: int) -> tuple[str, bool]
             elif key == "blocked":
                 lines.append(f"- `{item['id']}` blocked by {', '.join(item['blockers'])}")
             elif key == "ready":
-                lines.append(f"- [{item['priority']}] {item['reason']}: {item['suggestion']}")
+                lines.append(
+                    f"- [{item['priority']}] `{item['decisionId']}` {item['text']}: "
+                    f"{item['reason']}; {item['suggestion']}"
+                )
             else:
                 lines.append(f"- {item['id']} ({item['action']}): {item['description']}")
     out: list[str] = []

@@ -25,7 +25,7 @@ from service.usecases.inputs import (
 )
 
 from .params import Params, wire
-from .views import decision_view, quality, suggestion_view
+from .views import decision_view, quality, reasons_view, state_view, suggestion_view
 
 ID_ALIASES = ("id", "decision_id", "decisionId")
 
@@ -90,10 +90,10 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
         return recorded_view(usecases.record_decision(app, p, ctx.agent))
 
     def get(p: IdParams, ctx: CallContext) -> Mapping[str, Any]:
-        node = usecases.get_node(app, p.id)
-        if node is None:
+        read = usecases.read_node(app, p.id)
+        if read is None:
             return {"found": False, "id": p.id}
-        return {"found": True, "decision": decision_view(node)}
+        return {"found": True, "decision": decision_view(read)}
 
     def query(p: QueryParams, ctx: CallContext) -> Mapping[str, Any]:
         answer = usecases.query(app, p)
@@ -108,7 +108,7 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
                 "category": node.category,
                 "confidence": node.confidence,
                 "stakes": node.stakes,
-                "status": node.status,
+                **state_view(answer.states[node.id]),
                 "date": format_ts(node.created_at),
                 "distance": hit.distance,
                 "score": hit.score,
@@ -118,7 +118,7 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
                 "pattern": node.pattern,
             }
             if p.include_reasons:
-                row["reasons"] = [r.model_dump(mode="json") for r in node.reasons]
+                row["reasons"] = reasons_view(node)
             rows.append(row)
         scores = {
             h.id: {"semantic": h.semantic, "keyword": h.keyword, "combined": h.score}
@@ -136,11 +136,13 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
 
     def update(p: UpdateParams, ctx: CallContext) -> Mapping[str, Any]:
         made = usecases.update_decision(app, p, ctx.agent)
-        wire_names = sorted(p.changes.model_dump(exclude_unset=True, by_alias=True))
+        fields = UpdateFields.model_fields
+        changed = sorted(fields[name].alias or name for name in made.fields)
         result: dict[str, Any] = {
             "success": True,
             "id": made.node.id,
-            "updated_fields": wire_names,
+            "updated_fields": changed,  # CSTP: the fields applied (those whose value changed)
+            "changed": changed,
             "version": made.node.version,
         }
         if made.verdict is not None:
@@ -156,7 +158,7 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
     def list_(p: ListParams, ctx: CallContext) -> Mapping[str, Any]:
         page, total = usecases.list_decisions(app, p)
         return {
-            "decisions": [decision_view(node) for node in page],
+            "decisions": [decision_view(read) for read in page],
             "total": total,
             "limit": p.limit,
             "offset": p.offset,
@@ -169,6 +171,7 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
             "byCategory": counts.by["category"],
             "byStakes": counts.by["stakes"],
             "byStatus": counts.by["status"],
+            "byLifecycle": counts.by["lifecycle"],
             "byAgent": counts.by["agent"],
             "byDay": counts.by["day"],
             "topTags": [{"tag": tag, "count": n} for tag, n in counts.top_tags],

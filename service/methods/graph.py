@@ -1,5 +1,11 @@
 """Graph methods (F045): link and unlink, neighbourhoods, paths, lineage, contradictions,
-blocked chains and salience. Thin: params in, one use case, shape out."""
+blocked chains and salience. Thin: params in, one use case, shape out.
+
+``getGraph``, ``getNeighbors`` and ``findPath`` walk the decision relations unless
+``includeDerived: true`` adds the derived temporal, entity, semantic and causal edges (or
+``edgeTypes``/``edgeType`` names types, which always wins); the ``inDegree``/``outDegree`` of
+their nodes count the same edges. ``getAncestors``/``getDescendants`` follow ``depends_on``
+unless ``edgeTypes`` says otherwise."""
 
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ class GraphParams(Params):
     depth: int = Field(default=1, ge=1, le=5)
     edge_types: list[EdgeType] | None = None
     direction: Direction = Direction.BOTH
+    include_derived: bool = False
 
 
 class NeighborsParams(Params):
@@ -42,6 +49,7 @@ class NeighborsParams(Params):
     direction: Direction = Direction.BOTH
     edge_type: EdgeType | None = None
     limit: int = Field(default=20, ge=1, le=100)
+    include_derived: bool = False
 
 
 class PathParams(Params):
@@ -53,6 +61,7 @@ class PathParams(Params):
     max_paths: int = Field(default=1, ge=1, le=50)
     max_length: int = Field(default=6, ge=1, le=12)
     directed: bool = False
+    include_derived: bool = False
 
 
 class LineageParams(Params):
@@ -112,7 +121,9 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
         return {"success": True, "sourceId": p.source, "targetId": p.target}
 
     def get_graph(p: GraphParams, ctx: CallContext) -> Mapping[str, Any]:
-        sub, infos = graphs.neighbourhood(app, p.node_id, p.depth, p.edge_types, p.direction)
+        sub, infos = graphs.neighbourhood(
+            app, p.node_id, p.depth, p.edge_types, p.direction, p.include_derived
+        )
         return {
             "centerId": sub.center_id,
             "depth": sub.depth,
@@ -128,7 +139,9 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
         }
 
     def neighbors(p: NeighborsParams, ctx: CallContext) -> Mapping[str, Any]:
-        page, total, infos = graphs.neighbours(app, p.node_id, p.direction, p.edge_type, p.limit)
+        page, total, infos = graphs.neighbours(
+            app, p.node_id, p.direction, p.edge_type, p.limit, p.include_derived
+        )
         return {
             "nodeId": p.node_id,
             "neighbors": [
@@ -151,6 +164,7 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
             directed=p.directed,
             max_paths=p.max_paths,
             max_length=p.max_length,
+            include_derived=p.include_derived,
         )
         result: dict[str, Any] = {"found": bool(found), "path": [], "edges": [], "length": None}
         if found:

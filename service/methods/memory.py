@@ -20,7 +20,7 @@ class RememberParams(Params, MemoryDraft):
 
 
 class RecallParams(Params, RecallQuery):
-    pass
+    include_reasons: bool = False
 
 
 def register_memory(registry: Registry, app: usecases.Decigraph) -> None:
@@ -29,6 +29,8 @@ def register_memory(registry: Registry, app: usecases.Decigraph) -> None:
         return {
             "id": made.node.id,
             "created": made.created,
+            "updated": made.updated,  # fields a re-send under a known id changed (logged)
+            "version": made.node.version,
             "edgesCreated": len(made.edges),
             "edges": [
                 {
@@ -43,7 +45,7 @@ def register_memory(registry: Registry, app: usecases.Decigraph) -> None:
         }
 
     def recall(p: RecallParams, ctx: CallContext) -> Mapping[str, Any]:
-        return recall_view(usecases.recall_items(app, p))
+        return recall_view(usecases.recall_items(app, p), p.include_reasons)
 
     registry.add("cstp.remember", RememberParams, remember, writes=True)
     registry.add("cstp.recall", RecallParams, recall)

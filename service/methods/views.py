@@ -8,23 +8,52 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from graph.algorithms.walk import EdgeRef
-from graph.model import Node
+from graph.lifecycle import NodeState
+from graph.model import Node, Review
 from graph.timeutil import format_ts
 from retrieval.autoedges import Suggestion
 from service.usecases.graphs import NodeInfo
-from service.usecases.reads import Recalled
+from service.usecases.reads import Read, Recalled
 from service.usecases.rules import Verdict
 
 CARD_FIELDS = ("category", "stakes", "confidence", "outcome", "tags", "pattern", "status")
 
 
-def decision_view(node: Node) -> dict[str, Any]:
-    """A node as CSTP's clients read a decision (camelCase; ``decision`` is the statement)."""
-    attrs = node.model_dump(mode="json", exclude_none=True, by_alias=False)
+def state_view(state: NodeState) -> dict[str, Any]:
+    """A node's state as every answer reports it: CSTP's review ``status``, the effective
+    ``lifecycle`` and the supersession links both ways (:func:`graph.lifecycle.node_state`)."""
+    return {
+        "status": state.status.value,
+        "lifecycle": state.lifecycle.value,
+        "supersededBy": list(state.superseded_by),
+        "supersedes": list(state.supersedes),
+    }
+
+
+def review_view(review: Review) -> dict[str, Any]:
+    """One review, camelCase (``actualResult``, ``reviewedBy``, ``reviewedAt``)."""
+    fields = review.model_dump(mode="json", exclude_none=True)
+    return {to_camel(key): value for key, value in fields.items()}
+
+
+def decision_view(read: Read) -> dict[str, Any]:
+    """A node as CSTP's clients read a decision (camelCase; ``decision`` is the statement).
+
+    The flat review fields (``outcome``, ``actualResult``, ``lessons``, ``reviewedAt``, ...)
+    are the latest review; ``reviews`` lists every review, oldest first.
+    """
+    node = read.node
+    attrs = node.model_dump(mode="json", exclude_none=True, exclude={"past_reviews"})
     view = {to_camel(key): value for key, value in attrs.items() if key != "text"}
     view["decision"] = node.text
     view["date"] = attrs.get("occurred_at") or attrs["created_at"]
+    view.update(state_view(read.state))
+    view["reviews"] = [review_view(r) for r in node.reviews()]
     return view
+
+
+def reasons_view(node: Node) -> list[dict[str, Any]]:
+    return [r.model_dump(mode="json") for r in node.reasons]
 
 
 def quality(node: Node) -> dict[str, Any]:
@@ -86,23 +115,25 @@ def node_card(info: NodeInfo) -> dict[str, Any]:
     return card
 
 
-def recall_view(recalled: Recalled) -> dict[str, Any]:
+def recall_view(recalled: Recalled, include_reasons: bool = False) -> dict[str, Any]:
     """The ``recall`` result: also what ``decigraph recall --json`` prints."""
     answer = recalled.answer
     results = []
     for hit, node in recalled.nodes:
         attrs = node.to_attrs()
-        results.append(
-            {
-                "id": node.id,
-                "externalId": node.external_id,
-                "kind": node.kind,
-                "text": node.text,
-                "score": hit.score,
-                "via": hit.via(),
-                "occurredAt": attrs.get("occurred_at") or attrs["created_at"],
-            }
-        )
+        row: dict[str, Any] = {
+            "id": node.id,
+            "externalId": node.external_id,
+            "kind": node.kind,
+            "text": node.text,
+            "score": hit.score,
+            "via": hit.via(),
+            "occurredAt": attrs.get("occurred_at") or attrs["created_at"],
+            **state_view(recalled.states[node.id]),
+        }
+        if include_reasons:
+            row["reasons"] = reasons_view(node)
+        results.append(row)
     return {
         "intent": answer.intent.value,
         "intentSource": answer.intent_source,

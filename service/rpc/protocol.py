@@ -8,8 +8,10 @@ the field. Nothing a client sends can produce a traceback in the response.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -93,11 +95,68 @@ def too_deep(params: Mapping[str, Any]) -> str | None:
 
 
 def parse_body(body: bytes) -> Any:
-    """Decode a request body; NaN and Infinity (not JSON) are parse errors."""
+    """Decode a request body; NaN and Infinity (not JSON) are parse errors.
+
+    Request ids come back exactly as sent: orjson reads an integer beyond 64 bits as a float,
+    so when an id came out as a float the ids (and only they) are read again with the standard
+    parser, which keeps every integer exact (``123456789012345678901234567890`` stays an int).
+    """
     try:
-        return orjson.loads(body)
+        payload = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise RpcError(PARSE_ERROR, f"parse error: {exc}") from None
+    requests = payload if isinstance(payload, list) else [payload]
+    if any(isinstance(r, dict) and isinstance(r.get("id"), float) for r in requests):
+        try:  # orjson accepted it, so it is JSON (no NaN, no bad UTF-8)
+            exact = json.loads(body)
+        except RecursionError:  # nested deeper than this parser goes: keep orjson's reading
+            return payload
+        exact_requests = exact if isinstance(exact, list) else [exact]
+        for request, again in zip(requests, exact_requests, strict=True):
+            if isinstance(request, dict) and isinstance(request.get("id"), float):
+                request["id"] = again["id"]
+    return payload
+
+
+def encode_response(document: Any) -> bytes:
+    """A response document as JSON bytes, its ids exactly as the requests gave them.
+
+    orjson writes integers of at most 64 bits; a larger request id is spliced in as its digits.
+    """
+    answers = document if isinstance(document, list) else [document]
+    big = {n: answer["id"] for n, answer in enumerate(answers) if _beyond_64_bits(answer)}
+    if not big:
+        return orjson.dumps(document)
+    marker = f"decigraph-id-{uuid.uuid4().hex}"
+    swapped = [
+        {**answer, "id": f"{marker}-{n}"} if n in big else answer
+        for n, answer in enumerate(answers)
+    ]
+    encoded = orjson.dumps(swapped if isinstance(document, list) else swapped[0])
+    for n, value in big.items():
+        encoded = encoded.replace(f'"{marker}-{n}"'.encode(), str(value).encode(), 1)
+    return encoded
+
+
+def _beyond_64_bits(answer: Any) -> bool:
+    value = answer.get("id") if isinstance(answer, dict) else None
+    return isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64
+
+
+def validate_params(model: type[pydantic.BaseModel], raw: Mapping[str, Any]) -> pydantic.BaseModel:
+    """``raw`` validated as the JSON it came as, strictly: a boolean, a string or a fraction is
+    never taken for a number, nor a number or a string for a boolean (``confidence: true``,
+    ``autoRecord: "yes"``, ``limit: "5"`` are refused, naming the field); an integer is a
+    number where a float is wanted; strings name enum members and dates as usual."""
+    try:  # in-process callers (notebooks) may pass numpy numbers: they are JSON numbers too
+        text = orjson.dumps(raw, option=orjson.OPT_SERIALIZE_NUMPY)
+    except TypeError:  # e.g. an integer past 64 bits: the standard encoder writes any int
+        try:
+            text = json.dumps(raw, allow_nan=False).encode()
+        except (TypeError, ValueError) as exc:
+            message = f"params: not JSON: {exc}"
+            raise RpcError(INVALID_PARAMS, message, {"field": "params"}) from None
+    return model.model_validate_json(text, strict=True)
 
 
 Observer = Callable[[str, float, str], None]
@@ -173,7 +232,7 @@ class Dispatcher:
             message = f"{deep}: nested deeper than {MAX_DEPTH} levels"
             raise RpcError(INVALID_PARAMS, message, {"field": deep})
         try:
-            params = method.params.model_validate(raw)
+            params = validate_params(method.params, raw)
         except pydantic.ValidationError as exc:
             raise invalid_params(exc) from None
         try:

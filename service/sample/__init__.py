@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from graph.drafts import DecisionDraft, MemoryDraft
-from graph.enums import EdgeType, Lifecycle, Outcome
+from graph.enums import EdgeType, Outcome
 from graph.ids import IdSource
 from retrieval.embedder import Embedder
 from service import usecases
@@ -35,6 +35,7 @@ from service.usecases.inputs import (
     Override,
     RecordDecision,
     ReviewDecision,
+    SetLifecycle,
     UnlinkDecisions,
     UpdateDecision,
 )
@@ -161,9 +162,10 @@ class _Story:
         if key in self.ids:
             value = "accepted" if accept else "rejected"
             reason = "agreed in the weekly review" if accept else "the cost outweighed the gain"
-            usecases.set_lifecycle(
-                self.app, self.ids[key], Lifecycle(value), vocab.AGENTS[project], reason=reason
+            cmd = SetLifecycle.model_validate(
+                {"id": self.ids[key], "lifecycle": value, "reason": reason}
             )
+            usecases.set_lifecycle(self.app, cmd, vocab.AGENTS[project])
 
     def plan_review(self, when: datetime, key: str, project: str) -> None:
         if self.rng.random() >= 0.75:

@@ -21,7 +21,6 @@
   const DERIVED = new Set(["temporal", "entity", "semantic", "causal"]);
   // Stored as two directed edges; drawn once, without an arrow.
   const SYMMETRIC = new Set(["contradicts", "relates_to", "temporal", "entity", "semantic"]);
-  const RELATIONS = Object.keys(EDGE_COLORS).filter((t) => !DERIVED.has(t));
 
   const $ = (id) => document.getElementById(id);
   const state = { centerId: null, selectedId: null, panelRequest: 0, cards: new Map() };
@@ -103,7 +102,7 @@
     );
     const path = (via && via.path) || [];
     if (path.length) {
-      const hops = path.map((step) => step.edgeType).join(" → ");
+      const hops = path.map((step) => step.type).join(" → ");
       chips.push(el("span", { class: "chip path", title: "reached along the graph" }, "via " + hops));
     }
     return chips;
@@ -199,7 +198,8 @@
     for (const li of $("results").children) li.classList.toggle("active", li.dataset.id === nodeId);
     const depth = Number($("depth").value);
     const params = { nodeId, depth };
-    if (!$("derived").checked) params.edgeTypes = RELATIONS;
+    // getGraph walks the decision relations unless asked for the derived edges too.
+    if ($("derived").checked) params.includeDerived = true;
     const svg = $("graph");
     svg.dataset.state = "loading";
     try {

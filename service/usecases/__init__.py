@@ -5,9 +5,10 @@ calls these and nothing else; none of them builds drafts, calls store mutations 
 indexes. Each use case takes validated input (:mod:`.inputs`) and, for writes, the caller's
 identity, and returns a typed result.
 
-- writes (:mod:`.writes`): :func:`record_decision`, :func:`update_decision`,
-  :func:`review_decision`, :func:`set_lifecycle`, :func:`link`, :func:`unlink`,
-  :func:`supersede`, :func:`forget`, :func:`remember_item`; bulk :func:`import_items`;
+- writes (:mod:`.writes`, :mod:`.lifecycle`): :func:`record_decision`,
+  :func:`update_decision`, :func:`review_decision`, :func:`set_lifecycle`, :func:`link`,
+  :func:`unlink`, :func:`supersede`, :func:`forget`, :func:`remember_item`; bulk
+  :func:`import_items`;
 - reads (:mod:`.reads`, :mod:`.graphs`, :mod:`.agents`): :func:`recall_items`, :func:`query`,
   graph queries, the work queue and context packs;
 - guardrails (:mod:`.guards`, :mod:`.gate`): :func:`check`, :func:`pre_action`.
@@ -16,18 +17,17 @@ identity, and returns a typed result.
 from .bulk import ImportReport, import_items
 from .context import Decigraph
 from .guards import PreActionResult, check, pre_action
-from .reads import count_decisions, get_node, list_decisions, query, recall_items
+from .lifecycle import Forgotten, LifecycleSet, forget, set_lifecycle
+from .reads import count_decisions, get_node, list_decisions, query, read_node, recall_items
 from .rules import GuardrailBlockedError, Verdict
 from .writes import (
     Recorded,
     Remembered,
     Updated,
-    forget,
     link,
     record_decision,
     remember_item,
     review_decision,
-    set_lifecycle,
     supersede,
     unlink,
     update_decision,
@@ -35,8 +35,10 @@ from .writes import (
 
 __all__ = [
     "Decigraph",
+    "Forgotten",
     "GuardrailBlockedError",
     "ImportReport",
+    "LifecycleSet",
     "PreActionResult",
     "Recorded",
     "Remembered",
@@ -51,6 +53,7 @@ __all__ = [
     "list_decisions",
     "pre_action",
     "query",
+    "read_node",
     "recall_items",
     "record_decision",
     "remember_item",

@@ -1,4 +1,12 @@
-"""What an agent needs before it acts: the work queue (``ready``) and a context pack for a task."""
+"""What an agent needs before it acts: the work queue (``ready``) and a context pack for a task.
+
+The queue lists what needs attention, each item with the decision's text: overdue reviews,
+open contradictions, high-stakes decisions held at low confidence, and blocked work. A
+decision is blocked only by what it cannot rely on (:mod:`graph.algorithms.contradictions`):
+a ``depends_on`` target that is rejected, failed, abandoned or still proposed, or the source of
+a ``blocks`` edge that is not done yet (no ``success``/``partial`` review). Depending on an
+accepted decision that simply has not been reviewed yet is not blocked.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +14,16 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
-from graph.algorithms.contradictions import find_contradictions, get_blocked_chain
+import networkx as nx
+
+from graph.algorithms.contradictions import (
+    BlockedChain,
+    BlockReason,
+    find_contradictions,
+    get_blocked_chain,
+)
 from graph.algorithms.salience import get_high_salience
+from graph.enums import EdgeType
 from graph.lifecycle import is_active
 from graph.timeutil import format_ts, utc_now
 from retrieval.recall import recall
@@ -29,13 +45,40 @@ ALL_ACTION_TYPES: tuple[ActionType, ...] = (
 
 @dataclass(frozen=True)
 class Action:
-    """One item of the work queue: what to do about which decision, and why."""
+    """One item of the work queue: what to do about which decision (and its text), and why."""
 
     type: ActionType
     priority: Priority
     decision_id: str
     reason: str
     suggestion: str
+    text: str = ""
+
+
+_WHY: dict[BlockReason, str] = {
+    "rejected": "was rejected",
+    "failed": "was reviewed as a failure",
+    "abandoned": "was abandoned",
+    "proposed": "is only proposed, not accepted",
+    "pending": "is not done yet (no success or partial review)",
+}
+
+
+def _quote(G: nx.MultiDiGraph[str], node_id: str, width: int = 80) -> str:
+    text = str(G.nodes[node_id].get("text", ""))
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def blocked_reason(G: nx.MultiDiGraph[str], chain: BlockedChain) -> str:
+    """Why ``chain.node_id`` is blocked, in words: its first direct blocker (and how many more)."""
+    first = chain.blockers[0]
+    verb = "waits for" if first.via_type is EdgeType.BLOCKS else "depends on"
+    named = first.node_id
+    if first.stands_for:
+        named = f"{first.stands_for}, replaced by {first.node_id}"
+    more = len(chain.blockers) - 1
+    tail = f" (and {more} more blocker{'s' if more > 1 else ''})" if more else ""
+    return f"{verb} {named} {_quote(G, first.node_id)}, which {_WHY[first.reason]}{tail}"
 
 
 def ready_actions(app: Decigraph, types: Collection[ActionType], limit: int) -> list[Action]:
@@ -48,9 +91,9 @@ def ready_actions(app: Decigraph, types: Collection[ActionType], limit: int) -> 
     def add(
         kind: ActionType, priority: Priority, score: float, node_id: str, why: str, tip: str
     ) -> None:
-        ranked.append(
-            (_PRIORITY[priority], -score, node_id, Action(kind, priority, node_id, why, tip))
-        )
+        text = str(G.nodes[node_id].get("text", ""))
+        action = Action(kind, priority, node_id, why, tip, text)
+        ranked.append((_PRIORITY[priority], -score, node_id, action))
 
     with app.store.lock:
         for node_id, attrs in G.nodes(data=True):
@@ -93,19 +136,23 @@ def ready_actions(app: Decigraph, types: Collection[ActionType], limit: int) -> 
                     "high" if c.salience_at_stake >= threshold else "medium",
                     c.salience_at_stake,
                     c.a,
-                    f"{c.a} contradicts {c.b}",
+                    f"contradicts {c.b} {_quote(G, c.b)}",
                     f"supersede one of {c.a} and {c.b}",
                 )
         if "unblock" in types:
             for chain in get_blocked_chain(G):
-                first = chain.blockers[0]
+                first = chain.blockers[0].node_id
+                tip = {
+                    "pending": f"review {first} once it is done (cstp.reviewDecision)",
+                    "proposed": f"accept {first} or supersede it",
+                }.get(chain.blockers[0].reason, f"supersede {first}, or drop the dependency")
                 add(
                     "unblock",
                     "medium",
                     float(len(chain.chain)),
                     chain.node_id,
-                    f"blocked by {first.node_id} ({first.reason})",
-                    f"resolve or review {first.node_id}",
+                    blocked_reason(G, chain),
+                    tip,
                 )
     ranked.sort(key=lambda a: a[:3])
     return [a[3] for a in ranked[:limit]]

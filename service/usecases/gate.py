@@ -15,11 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.enums import Lifecycle, NodeKind
+from graph.enums import Lifecycle
 from graph.errors import NodeNotFoundError
 from graph.lifecycle import effective_lifecycle
-from retrieval.autoedges import Incoming, Suggestion, contradiction_suggestions
-from retrieval.entities import entity_keys
+from retrieval.autoedges import Suggestion, contradiction_suggestions
 from retrieval.matrix import Vector
 
 from .context import Decigraph
@@ -27,8 +26,6 @@ from .rules import Finding, Verdict, evaluate_rules
 
 GRAPH_GUARDRAIL = "graph-contradiction"
 GRAPH_GUARDRAIL_NAME = "Graph constraint"
-#: Nearest stored decisions compared with the statement for contradictions.
-NEIGHBOURS = 20
 
 
 @dataclass(frozen=True)
@@ -116,26 +113,16 @@ def require_targets(app: Decigraph, cand: Candidate) -> None:
 def detect_contradictions(
     app: Decigraph, cand: Candidate, vector: Vector | None
 ) -> list[Suggestion]:
-    """Active decisions on the same subject whose stance or choice is the opposite."""
-    if vector is None or not cand.text:
+    """Active decisions whose *statement* contradicts the candidate's statement.
+
+    Same subject and a different choice, one rejecting what the other adopts, or opposite
+    force or different values for the same policy, where the scopes meet
+    (:mod:`retrieval.stance_compare`). Candidates come from the statement index, so a stored
+    decision's context never dilutes it; ``vector`` is not needed (kept for the callers).
+    """
+    if not cand.text:
         return []
-    item = Incoming(
-        id=cand.node_id or "",
-        kind=NodeKind.DECISION,
-        text=cand.text,
-        when=("", "", ""),
-        source=None,
-        entities=tuple(entity_keys(cand.text, list(cand.entities))),
-        category=cand.category,
-        searchable=cand.text,
-        vector=vector,
-    )
-    neighbours = [
-        (node_id, score)
-        for node_id, score in app.index.matrix.nearest(vector, NEIGHBOURS + 1)
-        if node_id != cand.node_id
-    ][:NEIGHBOURS]
-    return contradiction_suggestions(app.index, item, neighbours, app.auto_edges)
+    return contradiction_suggestions(app.index, cand.text, cand.node_id)
 
 
 def graph_constraint(

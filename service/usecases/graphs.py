@@ -1,6 +1,12 @@
 """The graph read use cases (F045): neighbourhoods, paths, lineage, contradictions, blocked
 work and salience. Each reads one consistent view under the store lock and returns the
-algorithm's result with a :class:`NodeInfo` for every node it names."""
+algorithm's result with a :class:`NodeInfo` for every node it names.
+
+Explicit by default: neighbourhoods, neighbours, paths and the degrees in every
+:class:`NodeInfo` count only the decision relations (:data:`graph.enums.DECISION_EDGE_TYPES`);
+the derived families (temporal, entity, semantic, causal) come in with ``include_derived``,
+or by naming their types in ``edge_types``, which always wins. Lineage follows ``depends_on``
+unless told otherwise."""
 
 from __future__ import annotations
 
@@ -26,7 +32,8 @@ from graph.algorithms.traversal import (
     get_graph,
     get_neighbors,
 )
-from graph.enums import Direction, EdgeType
+from graph.builders import raw_adjacency
+from graph.enums import DECISION_EDGE_TYPES, DERIVED_EDGE_TYPES, Direction, EdgeType
 from graph.errors import NodeNotFoundError
 from graph.lifecycle import effective_lifecycle
 
@@ -35,7 +42,8 @@ from .context import Decigraph
 
 @dataclass(frozen=True)
 class NodeInfo:
-    """What a graph answer shows of a node: its attributes, effective lifecycle and degrees."""
+    """What a graph answer shows of a node: its attributes, effective lifecycle and degrees
+    (stored edges in and out; decision relations only unless derived edges were asked for)."""
 
     id: str
     attrs: dict[str, Any]
@@ -48,8 +56,33 @@ class NodeInfo:
 Infos = dict[str, NodeInfo]
 
 
-def _infos(app: Decigraph, ids: Iterable[str], salience: dict[str, float] | None = None) -> Infos:
+_DERIVED = frozenset(t.value for t in DERIVED_EDGE_TYPES)
+
+
+def edge_types_for(
+    edge_types: Sequence[EdgeType] | None, include_derived: bool
+) -> Sequence[EdgeType] | None:
+    """The types a query walks: those named, else the decision relations, else (with
+    ``include_derived``) every type (``None``)."""
+    if edge_types:
+        return edge_types
+    return None if include_derived else DECISION_EDGE_TYPES
+
+
+def _degree(keyed: dict[str, dict[str, Any]], include_derived: bool) -> int:
+    if include_derived:
+        return sum(len(keys) for keys in keyed.values())
+    return sum(1 for keys in keyed.values() for key in keys if key not in _DERIVED)
+
+
+def _infos(
+    app: Decigraph,
+    ids: Iterable[str],
+    salience: dict[str, float] | None = None,
+    include_derived: bool = False,
+) -> Infos:
     G = app.store.graph
+    _, succ, pred = raw_adjacency(G)
     out: Infos = {}
     for node_id in ids:
         if node_id in out or node_id not in G:
@@ -58,8 +91,8 @@ def _infos(app: Decigraph, ids: Iterable[str], salience: dict[str, float] | None
             node_id,
             dict(G.nodes[node_id]),
             effective_lifecycle(G, node_id).value,
-            G.in_degree(node_id),
-            G.out_degree(node_id),
+            _degree(pred[node_id], include_derived),
+            _degree(succ[node_id], include_derived),
             None if salience is None else salience.get(node_id, 0.0),
         )
     return out
@@ -76,13 +109,15 @@ def neighbourhood(
     depth: int,
     edge_types: Sequence[EdgeType] | None,
     direction: Direction,
+    include_derived: bool = False,
 ) -> tuple[Subgraph, Infos]:
     """The subgraph within ``depth`` hops, its nodes with their salience."""
+    types = edge_types_for(edge_types, include_derived)
     with app.store.lock:
         _need(app, node_id, "node_id")
-        sub = get_graph(app.store.graph, node_id, depth, edge_types, direction)
+        sub = get_graph(app.store.graph, node_id, depth, types, direction)
         salience = app.store.salience()  # cached per log position; sizes the explorer
-        return sub, _infos(app, (n.id for n in sub.nodes), salience)
+        return sub, _infos(app, (n.id for n in sub.nodes), salience, include_derived)
 
 
 def neighbours(
@@ -91,11 +126,13 @@ def neighbours(
     direction: Direction,
     edge_type: EdgeType | None,
     limit: int,
+    include_derived: bool = False,
 ) -> tuple[list[Neighbor], int, Infos]:
+    types = edge_types_for(None if edge_type is None else [edge_type], include_derived)
     with app.store.lock:
         _need(app, node_id, "node_id")
-        page, total = get_neighbors(app.store.graph, node_id, direction, edge_type, limit)
-        return page, total, _infos(app, (n.node_id for n in page))
+        page, total = get_neighbors(app.store.graph, node_id, direction, types, limit)
+        return page, total, _infos(app, (n.node_id for n in page), None, include_derived)
 
 
 def paths(
@@ -107,7 +144,9 @@ def paths(
     directed: bool,
     max_paths: int,
     max_length: int,
+    include_derived: bool = False,
 ) -> list[Path]:
+    types = edge_types_for(edge_types, include_derived)
     with app.store.lock:
         _need(app, source, "source")
         _need(app, target, "target")
@@ -115,7 +154,7 @@ def paths(
             app.store.graph,
             source,
             target,
-            edge_types,
+            types,
             directed=directed,
             max_paths=max_paths,
             max_length=max_length,

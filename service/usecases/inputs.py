@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from graph.drafts import DecisionDraft, DecisionFields
-from graph.enums import Category, EdgeType, Outcome, Stakes
+from graph.enums import Category, EdgeType, Lifecycle, Outcome, Stakes
 from graph.model import (
     MAX_CONTEXT,
     MAX_PATTERN,
@@ -25,6 +25,7 @@ from graph.model import (
     ShortText,
     Tags,
     check_node_id,
+    refuse_control_characters,
 )
 from graph.timeutil import UtcDatetime
 from retrieval.filters import RecallFilters
@@ -39,15 +40,25 @@ EMBEDDED_CHANGES = frozenset({"text", "context", "pattern"})
 
 
 def _node_id(value: str) -> str:
+    if len(value) > 64:  # not an id; and not worth quoting back
+        raise ValueError(f"id must be 8 lowercase hex characters, got {len(value)} characters")
     return check_node_id(value, "id")
 
 
-#: Ids of decisions named by the caller (8 lowercase hex characters), at most 100.
-NodeIds = Annotated[list[Annotated[str, AfterValidator(_node_id)]], Field(max_length=MAX_IDS)]
+#: The id of a decision or memory item named by the caller (8 lowercase hex characters).
+NodeId = Annotated[str, AfterValidator(_node_id)]
+#: Ids of decisions named by the caller, at most 100.
+NodeIds = Annotated[list[NodeId], Field(max_length=MAX_IDS)]
 
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, str_strip_whitespace=True)
+
+    @field_validator("*")
+    @classmethod
+    def _no_control_characters(cls, value: Any) -> Any:
+        """Every text field (nested ones too) refuses C0 controls but tab, LF and CR."""
+        return refuse_control_characters(value)
 
 
 class Override(Input):
@@ -141,6 +152,26 @@ class ReviewDecision(Input):
     expected_version: int | None = Field(default=None, ge=1)
 
 
+class SetLifecycle(Input):
+    """Move a decision to ``proposed``, ``accepted`` or ``rejected`` (``superseded`` is not a
+    status one sets: it follows from a ``supersedes`` edge). Bringing a rejected decision back
+    is gated like recording it (``override`` as for a record)."""
+
+    id: NodeId
+    lifecycle: Literal["proposed", "accepted", "rejected"]
+    reason: str | None = Field(default=None, max_length=MAX_CONTEXT)
+    expected_version: int | None = Field(default=None, ge=1)
+    override: Override | None = None
+
+
+class ForgetNode(Input):
+    """Remove a decision or memory item and its edges (the log keeps its history)."""
+
+    id: NodeId
+    reason: str | None = Field(default=None, max_length=MAX_CONTEXT)
+    expected_version: int | None = Field(default=None, ge=1)
+
+
 class LinkDecisions(Input):
     source: str
     target: str
@@ -182,6 +213,7 @@ class DecisionListing(Input):
     status: (
         Literal["pending", "reviewed", "proposed", "accepted", "rejected", "superseded"] | None
     ) = None
+    lifecycle: list[Lifecycle] | None = None
     tags: list[str] | None = None
     project: str | None = None
     date_from: UtcDatetime | None = None
@@ -190,3 +222,8 @@ class DecisionListing(Input):
     sort: Literal["date", "confidence", "stakes"] = "date"
     order: Literal["asc", "desc"] = "desc"
     include_superseded: bool = True
+
+    @field_validator("lifecycle", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value

@@ -10,6 +10,7 @@ import networkx as nx
 
 from graph.enums import NodeKind
 from graph.export import export_graph
+from graph.lifecycle import NodeState, node_state
 from graph.model import Node
 from retrieval.filters import RecallFilters, passes
 from retrieval.matrix import Vector
@@ -29,24 +30,46 @@ def get_node(app: Decigraph, node_id: str) -> Node | None:
 
 
 @dataclass(frozen=True)
+class Read:
+    """A stored node and its state as every answer reports it (effective lifecycle, review
+    status, supersession links), read in one consistent view."""
+
+    node: Node
+    state: NodeState
+
+
+def _read(app: Decigraph, node_id: str) -> Read:
+    """Call with the store lock held."""
+    return Read(app.store.get(node_id), node_state(app.store.graph, node_id))
+
+
+def read_node(app: Decigraph, node_id: str) -> Read | None:
+    """The decision or memory item with its reported state, or ``None`` when there is none."""
+    with app.store.lock:
+        return _read(app, node_id) if node_id in app.store.graph else None
+
+
+@dataclass(frozen=True)
 class Recalled:
     """A recall answer with the stored node of every hit (read in the same consistent view)."""
 
     answer: RecallResult
     nodes: list[tuple[RecallHit, Node]]
+    states: dict[str, NodeState]
 
 
 def recall_items(app: Decigraph, q: RecallQuery) -> Recalled:
     answer = recall(app.index, q.query, q.limit, intent=q.intent, filters=q.filters)
     with app.store.lock:
-        nodes = [(h, app.store.get(h.id)) for h in answer.hits if h.id in app.store.graph]
-    return Recalled(answer, nodes)
+        reads = [(h, _read(app, h.id)) for h in answer.hits if h.id in app.store.graph]
+    return Recalled(answer, [(h, r.node) for h, r in reads], {r.node.id: r.state for _, r in reads})
 
 
 @dataclass(frozen=True)
 class Queried:
     result: QueryResult
     nodes: dict[str, Node]
+    states: dict[str, NodeState]
 
 
 def query(app: Decigraph, q: DecisionQuery, vector: Vector | None = None) -> Queried:
@@ -63,17 +86,24 @@ def query(app: Decigraph, q: DecisionQuery, vector: Vector | None = None) -> Que
         vector=vector,
     )
     with app.store.lock:
-        nodes = {h.id: app.store.get(h.id) for h in result.hits if h.id in app.store.graph}
-    return Queried(result, nodes)
+        reads = {h.id: _read(app, h.id) for h in result.hits if h.id in app.store.graph}
+    nodes = {node_id: r.node for node_id, r in reads.items()}
+    return Queried(result, nodes, {node_id: r.state for node_id, r in reads.items()})
 
 
-def list_decisions(app: Decigraph, q: DecisionListing) -> tuple[list[Node], int]:
-    """One page of decisions passing the filters, and how many pass in all."""
+def list_decisions(app: Decigraph, q: DecisionListing) -> tuple[list[Read], int]:
+    """One page of decisions passing the filters, and how many pass in all.
+
+    ``status`` and ``lifecycle`` filter exactly as in ``queryDecisions`` and ``recall``
+    (:class:`retrieval.filters.RecallFilters`); a listing shows superseded decisions unless
+    ``include_superseded`` is off.
+    """
     filters = RecallFilters(
         kind=[NodeKind.DECISION],
         category=None if q.category is None else [q.category],
         stakes=None if q.stakes is None else [q.stakes],
         status=None if q.status is None else [q.status],
+        lifecycle=q.lifecycle,
         tags=q.tags,
         project=q.project,
         date_after=q.date_from,
@@ -99,7 +129,7 @@ def list_decisions(app: Decigraph, q: DecisionListing) -> tuple[list[Node], int]
             return (attrs["created_at"], node_id)
 
         rows.sort(key=key, reverse=q.order == "desc")
-        page = [app.store.get(node_id) for node_id, _ in rows[q.offset : q.offset + q.limit]]
+        page = [_read(app, node_id) for node_id, _ in rows[q.offset : q.offset + q.limit]]
         return page, len(rows)
 
 
@@ -111,14 +141,16 @@ class DecisionCounts:
 
 
 def count_decisions(app: Decigraph, project: str | None = None) -> DecisionCounts:
-    """Decisions by category, stakes, status, agent and day; the 20 most used tags."""
+    """Decisions by category, stakes, review status, effective lifecycle, agent and day; the 20
+    most used tags."""
     counts: dict[str, Counter[str]] = {
-        name: Counter() for name in ("category", "stakes", "status", "agent", "day")
+        name: Counter() for name in ("category", "stakes", "status", "lifecycle", "agent", "day")
     }
     tags: Counter[str] = Counter()
     total = 0
     with app.store.lock:
-        for _, attrs in app.store.graph.nodes(data=True):
+        G = app.store.graph
+        for node_id, attrs in G.nodes(data=True):
             if attrs.get("kind", "decision") != "decision":
                 continue
             if project is not None and attrs.get("project") != project:
@@ -126,7 +158,9 @@ def count_decisions(app: Decigraph, project: str | None = None) -> DecisionCount
             total += 1
             counts["category"][str(attrs.get("category", "none"))] += 1
             counts["stakes"][str(attrs.get("stakes", "none"))] += 1
-            counts["status"][str(attrs.get("status"))] += 1
+            state = node_state(G, node_id)
+            counts["status"][state.status.value] += 1
+            counts["lifecycle"][state.lifecycle.value] += 1
             counts["agent"][str(attrs.get("recorded_by"))] += 1
             counts["day"][str(attrs["created_at"])[:10]] += 1
             tags.update(attrs.get("tags", ()))

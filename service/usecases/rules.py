@@ -130,9 +130,12 @@ def load_rules(paths: Sequence[Path]) -> list[Rule]:
     rules: dict[str, Rule] = {}
     for file in files:
         try:
-            raw = yaml.safe_load(file.read_text()) or []
+            raw = yaml.safe_load(file.read_text(encoding="utf-8")) or []
         except yaml.YAMLError as exc:
-            raise GuardrailConfigError(f"{file}: not valid YAML: {exc}") from None
+            raise GuardrailConfigError(f"{file}: not valid YAML: {_yaml_problem(exc)}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise GuardrailConfigError(f"{file}: cannot be read: {reason}") from None
         if isinstance(raw, dict):
             raw = raw.get("guardrails", [])
         if not isinstance(raw, list):
@@ -150,6 +153,14 @@ def load_rules(paths: Sequence[Path]) -> list[Rule]:
                 raise GuardrailConfigError(f"{file}: rule id {rule.id!r} is defined twice")
             rules[rule.id] = rule
     return sorted(rules.values(), key=lambda r: r.id)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error on one line: where (line, column) and what."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + " ".join(str(problem).split())
 
 
 def _value(action: Mapping[str, Any], path: str) -> Any:

@@ -13,8 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pydantic
+
 from graph.drafts import DecisionDraft, MemoryDraft
-from graph.enums import EdgeType, Lifecycle
+from graph.enums import EdgeType
+from graph.errors import ValidationError
 from graph.model import Edge, Node
 from graph.store import LinkResult
 from retrieval.autoedges import Suggestion
@@ -59,10 +62,13 @@ class Updated:
 
 @dataclass
 class Remembered:
+    """A memory item: ``created`` when new; ``updated`` names the fields a re-send changed."""
+
     node: Node
     created: bool
     edges: list[Edge] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
 
 
 def admit(verdict: Verdict, override: Override | None) -> dict[str, Any] | None:
@@ -165,37 +171,68 @@ def record_decision(
     return Recorded(result.node, result.edges, result.suggestions, verdict, overridden)
 
 
-def _after(current: Node, changes: Mapping[str, Any]) -> tuple[str, str]:
-    """:func:`embedding_texts` of ``current`` once ``changes`` apply."""
-    return embedding_texts(
+def _after(current: Node, changes: Mapping[str, Any], gated: object) -> tuple[str, str]:
+    """:func:`embedding_texts` of ``current`` once ``changes`` apply; without the gate only the
+    stored text is needed, and the statement slot repeats it (one text to embed)."""
+    stored, statement = embedding_texts(
         str(changes.get("text") or current.text),
         changes.get("context", current.context),
         changes.get("pattern", current.pattern),
     )
+    return stored, statement if gated else stored
+
+
+def changed_fields(
+    current: Node, given: Mapping[str, Any], expected_version: int | None = None
+) -> dict[str, Any]:
+    """The given changes whose value differs from the stored one (compared in stored form).
+
+    With an ``expected_version`` that is not the current one, every given change is kept, so
+    the write reports the conflict instead of passing as a no-op. Changes that do not validate
+    are kept too: the store refuses them, naming the field.
+    """
+    if expected_version is not None and expected_version != current.version:
+        return dict(given)
+    try:
+        after = Node.model_validate({**current.model_dump(), **given})
+    except pydantic.ValidationError:
+        return dict(given)
+    old = current.model_dump(mode="json", include=set(given))
+    new = after.model_dump(mode="json", include=set(given))
+    return {name: value for name, value in given.items() if old.get(name) != new.get(name)}
 
 
 def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
     """Change a decision's fields; a change of its statement, category or stakes is gated
     exactly like recording the decision as it would then read.
 
-    Whatever must be embedded (the new stored text; the statement the gate judges) is embedded
-    in one call before the lock, as a record is; the gate and the append share one critical
-    section.
+    Only the fields whose value differs are written (:func:`changed_fields`); when none does,
+    nothing is logged and the version stays (``fields`` is empty). Whatever must be embedded
+    (the new stored text; the statement the gate judges) is embedded in one call before the
+    lock, as a record is; the gate and the append share one critical section.
     """
-    changes = cmd.changes.given()
-    given = sorted(changes)
-    gated = bool(GATED_CHANGES & changes.keys())
-    if not gated and not EMBEDDED_CHANGES & changes.keys():
-        node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
-        return Updated(node, given)
-    texts = _after(app.store.get(cmd.id), changes)
-    # Without the gate, only the stored text is needed: the statement slot repeats it.
-    vectors = embed_pair(app, texts[0], texts[1] if gated else texts[0])
+    given = cmd.changes.given()
+    if not given:
+        raise ValidationError("changes", "must name at least one field")
     with app.store.lock:
         current = app.store.get(cmd.id)
-        if _after(current, changes) != texts:  # changed meanwhile: embed what is there now
-            texts = _after(current, changes)
-            vectors = embed_pair(app, texts[0], texts[1] if gated else texts[0])
+        changes = changed_fields(current, given, cmd.expected_version)
+        if not changes:
+            return Updated(current, [])
+        if not (GATED_CHANGES | EMBEDDED_CHANGES) & changes.keys():
+            node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
+            return Updated(node, sorted(changes))
+    texts = _after(current, changes, GATED_CHANGES & changes.keys())
+    vectors = embed_pair(app, *texts)
+    with app.store.lock:
+        current = app.store.get(cmd.id)
+        changes = changed_fields(current, given, cmd.expected_version)  # changed meanwhile?
+        if not changes:
+            return Updated(current, [])
+        gated = bool(GATED_CHANGES & changes.keys())
+        if _after(current, changes, gated) != texts:  # embed what is there now
+            texts = _after(current, changes, gated)
+            vectors = embed_pair(app, *texts)
         verdict, note = None, None
         if gated:
             merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
@@ -211,7 +248,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
                 app.on_gated()
         with app.index.prepared(texts[0], vectors[0]):
             node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
-    return Updated(node, given, verdict, note is not None)
+    return Updated(node, sorted(changes), verdict, note is not None)
 
 
 def review_decision(app: Decigraph, cmd: ReviewDecision, actor: str) -> Node:
@@ -223,20 +260,6 @@ def review_decision(app: Decigraph, cmd: ReviewDecision, actor: str) -> Node:
         lessons=cmd.lessons,
         notes=cmd.notes,
         expected_version=cmd.expected_version,
-    )
-
-
-def set_lifecycle(
-    app: Decigraph,
-    node_id: str,
-    lifecycle: Lifecycle,
-    actor: str,
-    *,
-    reason: str | None = None,
-    expected_version: int | None = None,
-) -> Node:
-    return app.store.set_lifecycle(
-        node_id, lifecycle, actor, reason=reason, expected_version=expected_version
     )
 
 
@@ -256,19 +279,57 @@ def supersede(
     return app.store.supersede(new_id, old_id, actor, context)
 
 
-def forget(
-    app: Decigraph,
-    node_id: str,
-    actor: str,
-    *,
-    reason: str | None = None,
-    expected_version: int | None = None,
-) -> None:
-    app.store.forget(node_id, actor, reason=reason, expected_version=expected_version)
+#: What a re-sent memory item may change (as an ``update`` event); ``kind``, ``source`` and
+#: ``id`` say which item it is, so a re-send that changes one of them is refused.
+RESENT_CHANGES = ("text", "occurred_at", "entities", "tags", "project")
 
 
 def remember_item(
     app: Decigraph, draft: MemoryDraft, actor: str, vector: Vector | None = None
 ) -> Remembered:
+    """Store a memory item, once.
+
+    An item already stored (the same ``external_id``, or without one the same words from the
+    same source at the same time) is not stored again. Re-sent with other values for fields it
+    states (a new text under a known ``external_id``), the stored item is updated by a logged
+    ``update`` event: the new text is re-embedded, the old version stays in the log, and
+    ``updated`` names the fields. Re-sent identical, nothing is written. A re-send naming
+    another ``kind``, ``source`` or ``id`` is refused (:class:`ValidationError` on that field).
+    """
     result: WriteResult = remember(app.index, draft, actor, app.auto_edges, vector)
-    return Remembered(result.node, result.created, result.edges, result.suggestions)
+    if result.created:
+        return Remembered(result.node, True, result.edges, result.suggestions)
+    _same_item(result.node, draft)
+    stated = draft.model_fields_set
+    given = {name: getattr(draft, name) for name in RESENT_CHANGES if name in stated}
+    changes = changed_fields(result.node, given)
+    if not changes:
+        return Remembered(result.node, False)
+    if "text" in changes and vector is None:
+        vector = app.index.embed([draft.text])[0]
+    with app.store.lock:
+        current = app.store.get(result.node.id)
+        changes = changed_fields(current, given)  # changed meanwhile?
+        if not changes:
+            return Remembered(current, False)
+        if "text" not in changes or vector is None:
+            node = app.store.update(current.id, changes, actor)
+        else:
+            stored_text = compose_embedding_text(draft.text, current.context, current.pattern)
+            with app.index.prepared(stored_text, vector):
+                node = app.store.update(current.id, changes, actor)
+    return Remembered(node, False, updated=sorted(changes))
+
+
+def _same_item(stored: Node, draft: MemoryDraft) -> None:
+    """Refuse a re-send that names the stored item but says it is another one."""
+    named = f"external id {stored.external_id!r}" if stored.external_id else "the same content"
+    if draft.id is not None and draft.id != stored.id:
+        raise ValidationError("id", f"{named} already names {stored.id!r}, not {draft.id!r}")
+    for name in ("kind", "source"):
+        if name in draft.model_fields_set and getattr(draft, name) != getattr(stored, name):
+            raise ValidationError(
+                name,
+                f"{named} already names {stored.id!r}, whose {name} is "
+                f"{getattr(stored, name)!r}: an item keeps its {name}; use another external id",
+            )

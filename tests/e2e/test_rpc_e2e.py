@@ -243,9 +243,14 @@ def test_graph_methods(server: Server) -> None:
     assert cache in [n["id"] for n in server.ok("cstp.getDescendants", {"nodeId": base})["nodes"]]
     found = server.ok("cstp.findContradictions", {})["contradictions"]
     assert {(c["a"], c["b"]) for c in found} >= {tuple(sorted((base, rival)))}
-    chain = server.ok("cstp.getBlockedChain", {"nodeId": cache})
+    # Building on accepted decisions that are not reviewed yet is not blocked...
+    assert server.ok("cstp.getBlockedChain", {"nodeId": cache})["blocked"] is False
+    # ...building on one that failed is; what builds on the blocked orm is not listed again.
+    server.ok("cstp.reviewDecision", {"id": base, "outcome": "failure"})
+    chain = server.ok("cstp.getBlockedChain", {"nodeId": orm})
     assert chain["blocked"] is True
-    assert [b["nodeId"] for b in chain["chain"]] == [orm, base]
+    assert [(b["nodeId"], b["reason"]) for b in chain["chain"]] == [(base, "failed")]
+    assert server.ok("cstp.getBlockedChain", {"nodeId": cache})["blocked"] is False
     assert server.ok("cstp.computeSalience", {})["computed"] >= 4
     top = server.ok("cstp.getHighSalience", {"limit": 3})["decisions"]
     assert top[0]["id"] == base

@@ -1,5 +1,5 @@
-"""Auth over a real socket: every route but /health and the agent card refuses a bad token, a
-token acts only as its own agent, and tokens never show up in answers or logs.
+"""Auth over a real socket: every route but /health, /ready and the agent card refuses a bad
+token, a token acts only as its own agent, and tokens never show up in answers or logs.
 
 The routes are read from ``create_app(...).routes``, so a route added later is covered (or this
 test fails until it is listed as open on purpose).
@@ -31,7 +31,7 @@ from tests.support.fakes import fake_app
 
 TOKEN_A = "agent-a-secret-Zq81xK0pV7mW3rT9"
 TOKEN_B = "agent-b-secret-Hn52cJ6yL4sD8fG1"
-OPEN = {("GET", "/health"), ("GET", "/.well-known/agent.json")}
+OPEN = {("GET", "/health"), ("GET", "/ready"), ("GET", "/.well-known/agent.json")}
 SECRET_TEXT = "Seeded decision nobody without a token may read"
 # Values for path parameters, so an authorised request would reach real content.
 PATH_VALUES = {"name": "explorer.js"}
@@ -149,6 +149,7 @@ def routes(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
 def test_the_route_list_is_what_we_think(routes: list[tuple[str, str]]) -> None:
     assert set(routes) == {
         ("GET", "/health"),
+        ("GET", "/ready"),
         ("GET", "/.well-known/agent.json"),
         ("GET", "/metrics"),
         ("GET", "/graph/export"),
@@ -243,6 +244,9 @@ def test_the_explorer_cookie_opens_only_the_explorer(
 
 def test_open_routes_and_what_a_valid_token_opens(live: Live) -> None:
     assert live.request("GET", "/health").status_code == 200
+    ready = live.request("GET", "/ready")  # unauthenticated, and it says nothing secret
+    assert ready.status_code in (200, 503)
+    assert SECRET_TEXT.encode() not in ready.content
     card = live.request("GET", "/.well-known/agent.json").json()
     assert card["authentication"]["schemes"] == ["bearer"]
     auth = {"Authorization": f"Bearer {TOKEN_B}"}

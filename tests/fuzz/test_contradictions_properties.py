@@ -39,7 +39,9 @@ def risk_graphs(draw: st.DrawFn, max_nodes: int = 8) -> Spec:
 
 
 def reference_waits_on(G: Any) -> nx.DiGraph[str]:
-    """``x -> h`` when x waits on the unresolved heir h of one of its blockers (slow, obvious)."""
+    """``x -> h`` when x waits on the heir h of one of its blockers and h blocks it: a ``blocks``
+    source until it is done, a ``depends_on`` target only if it cannot be relied on (slow,
+    obvious)."""
     newer: nx.DiGraph[str] = nx.DiGraph()
     newer.add_nodes_from(G)
     newer.add_edges_from((v, u) for u, v, k in G.edges(keys=True) if k == "supersedes")
@@ -48,17 +50,22 @@ def reference_waits_on(G: Any) -> nx.DiGraph[str]:
         ends = {m for m in nx.descendants(newer, y) | {y} if newer.out_degree(m) == 0}
         return ends or {y}
 
-    def unresolved(h: str) -> bool:
+    def unresolved(h: str, kind: str) -> bool:
         attrs = G.nodes[h]
         good = attrs.get("status") == "reviewed" and attrs.get("outcome") in ("success", "partial")
-        return attrs.get("lifecycle") == "rejected" or not good
+        if attrs.get("lifecycle") == "rejected" or kind == "blocks":
+            return attrs.get("lifecycle") == "rejected" or not good
+        unreliable = attrs.get("outcome") in ("failure", "abandoned")
+        return not good and (unreliable or attrs.get("lifecycle") == "proposed")
 
     W: nx.DiGraph[str] = nx.DiGraph()
     W.add_nodes_from(G)
     for u, v, k in G.edges(keys=True):
         waiting, blocker = {"blocks": (v, u), "depends_on": (u, v)}.get(k, (None, None))
         if waiting is not None and blocker is not None:
-            W.add_edges_from((waiting, h) for h in heirs(blocker) if unresolved(h) and h != waiting)
+            W.add_edges_from(
+                (waiting, h) for h in heirs(blocker) if unresolved(h, k) and h != waiting
+            )
     return W
 
 

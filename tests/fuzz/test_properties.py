@@ -14,6 +14,7 @@ from graph.enums import EdgeType
 from graph.errors import DecigraphError
 from graph.eventlog import LogEntry, read_events
 from graph.ids import IdSource
+from graph.model import refused_character
 from graph.state import GraphState, graph_hash
 from graph.store import DecisionStore, StoreOptions
 from graph.verification import check_invariants
@@ -23,7 +24,10 @@ EDGE_TYPES = [t.value for t in EdgeType]
 index = st.integers(min_value=0, max_value=30)
 
 command = st.one_of(
-    st.tuples(st.just("record"), st.text(min_size=1, max_size=12).filter(str.strip)),
+    st.tuples(
+        st.just("record"),  # text a caller may send (controls but tab, LF, CR are refused)
+        st.text(min_size=1, max_size=12).filter(lambda t: t.strip() and not refused_character(t)),
+    ),
     st.tuples(st.just("link"), index, index, st.sampled_from(EDGE_TYPES)),
     st.tuples(st.just("unlink"), index, index, st.none() | st.sampled_from(EDGE_TYPES)),
     st.tuples(st.just("update"), index, st.floats(min_value=0, max_value=1)),

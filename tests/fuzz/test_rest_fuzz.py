@@ -125,6 +125,7 @@ def test_the_document_describes_every_rest_route(served: Served) -> None:
     document = TestClient(served.api).get("/openapi.json", headers=AUTH).json()
     assert set(document["paths"]) == {
         "/health",
+        "/ready",
         "/.well-known/agent.json",
         "/metrics",
         "/graph/export",

@@ -130,6 +130,8 @@ FIELD_NAMES = [
     "externalId",
     "search",
     "dateFrom",
+    "lifecycle",
+    "reason",
 ]
 
 # SQL and Cypher injection, path tricks, format strings, RTL/zero-width/combining marks, emoji.
@@ -193,6 +195,8 @@ scalars = st.one_of(
             "2025-01-01T00:00:00Z",
             "both",
             "0000aaaa",
+            "accepted",
+            "rejected",
             "0001-01-01T00:00:00+14:00",
             "9999-12-31T23:59:59-14:00",
             "0999-01-01",
@@ -243,6 +247,8 @@ json_values = st.recursive(
         "cstp.preAction",
         "cstp.ready",
         "cstp.getSessionContext",
+        "cstp.setLifecycle",  # last: these two may reject or forget the seeded decisions
+        "cstp.forget",
     ],
 )
 def test_no_params_cause_an_internal_error(

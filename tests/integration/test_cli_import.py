@@ -40,11 +40,11 @@ def test_import_is_idempotent_and_reports_bad_lines(tmp_path: Path) -> None:
     first = cli("import", str(source), "--data-dir", data, "--json")
     assert first.returncode == 1, first.stderr  # one bad line, reported
     report = json.loads(first.stdout)
-    assert (report["created"], report["skipped"]) == (4, 0)
+    assert (report["recorded"], report["invalid"]) == (4, 1)
     assert report["errors"][0]["line"] == 5
     assert "decision" in report["errors"][0]["error"]
     again = json.loads(cli("import", str(source), "--data-dir", data, "--json").stdout)
-    assert (again["created"], again["skipped"]) == (0, 4)
+    assert (again["recorded"], again["duplicateId"], again["identical"]) == (0, 2, 2)
     with DecisionStore.open(Path(data), StoreOptions(read_only=True)) as store:
         assert store.graph.number_of_nodes() == 4
         assert store.find_external("d1") is not None
@@ -64,7 +64,7 @@ def test_abort_writes_nothing_when_any_line_is_bad(tmp_path: Path) -> None:
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert report["aborted"] is True
-    assert report["created"] == 0
+    assert (report["recorded"], report["notReached"], report["invalid"]) == (0, 4, 1)
     with DecisionStore.open(data, StoreOptions(read_only=True)) as store:
         assert store.seq == 0
 
@@ -88,13 +88,42 @@ def test_import_is_gated_unless_skipped_and_the_log_says_so(tmp_path: Path) -> N
     gated = cli("import", str(source), "--data-dir", data, "--json")
     assert gated.returncode == 1  # a refused line is reported, never dropped silently
     report = json.loads(gated.stdout)
-    assert report["created"] == 2
+    assert (report["recorded"], report["refused"]) == (2, 1)
     assert report["errors"] == [
         {"line": 2, "error": "blocked by guardrails: MongoDB is not allowed"}
     ]
     log = (tmp_path / "data" / "events.jsonl").read_text()
     assert "legacy, ADR-12" in log  # the override is kept like recordDecision's
     skipped = cli("import", str(source), "--data-dir", data, "--json", "--skip-guardrails")
-    assert json.loads(skipped.stdout)["created"] == 1  # the refused line, now without the gate
+    again = json.loads(skipped.stdout)
+    assert (again["recorded"], again["identical"]) == (1, 2)  # the refused line, ungated now
     events = [json.loads(line) for line in (tmp_path / "data" / "events.jsonl").open()]
     assert events[-1]["payload"]["note"]["guardrailsSkipped"]["reason"]
+
+
+def test_lines_sharing_a_statement_are_all_recorded(tmp_path: Path) -> None:
+    """Realistic agent logs: many lines share a statement and differ in context, date, author."""
+    from tests.unit.test_bulk_import import STATEMENTS, realistic_lines
+
+    lines, expected = realistic_lines()
+    source = tmp_path / "agents.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    data = tmp_path / "data"
+    result = cli("import", str(source), "--data-dir", str(data), "--json")
+    assert result.returncode == 1, result.stderr  # the two invalid lines
+    report = json.loads(result.stdout)
+    counts = {k: report[k] for k in ("recorded", "updated", "duplicateId", "identical")}
+    assert counts == {
+        "recorded": expected["recorded"],
+        "updated": expected["updated"],
+        "duplicateId": expected["duplicate_id"],
+        "identical": expected["identical"],
+    }
+    assert (report["refused"], report["invalid"], report["notReached"]) == (0, 2, 0)
+    assert len(report["lines"]) == report["read"] == len(lines)
+    with DecisionStore.open(data, StoreOptions(read_only=True)) as store:
+        texts = [a["text"] for _, a in store.graph.nodes(data=True) if a["kind"] == "decision"]
+        assert texts.count(STATEMENTS[3]) == 20 + 2
+    human = cli("import", str(source), "--data-dir", str(data))
+    assert "0 recorded" in human.stdout
+    assert "identical: the same record is stored as" in human.stdout

@@ -5,6 +5,9 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
+
+from graph.errors import LogCorruptedError
 from graph.store import DecisionStore
 from tests.conftest import StoreFactory, decision
 
@@ -69,7 +72,7 @@ def test_damaged_snapshot_is_ignored(open_store: StoreFactory, tmp_path: Path) -
     assert again.graph_hash() == expected
 
 
-def test_snapshot_from_another_history_falls_back_to_the_log(
+def test_snapshot_from_another_history_is_refused_until_rebuilt(
     open_store: StoreFactory, tmp_path: Path
 ) -> None:
     store = open_store()
@@ -80,20 +83,32 @@ def test_snapshot_from_another_history_falls_back_to_the_log(
     build(other, 2)  # a shorter log: its snapshot offset lands mid-line in ours
     other.close()
     (tmp_path / "data" / "snapshot.json").write_bytes((other_dir / "snapshot.json").read_bytes())
-    again = open_store()
-    assert again.open_report.snapshot_seq is None
-    assert again.seq == 11
-    assert again.verify().ok
+    with pytest.raises(LogCorruptedError) as info:
+        open_store()
+    assert info.value.line == 5  # other's snapshot ends after event 5; ours differs there
+    assert "rebuild" in info.value.reason
+    rebuilt = open_store(use_snapshot=False)  # `decigraph rebuild`: the log as it is
+    assert rebuilt.seq == 11
+    assert rebuilt.verify().ok
 
 
-def test_snapshot_ahead_of_log_is_ignored(open_store: StoreFactory, tmp_path: Path) -> None:
+def test_snapshot_ahead_of_log_is_refused_until_rebuilt(
+    open_store: StoreFactory, tmp_path: Path
+) -> None:
+    """Acknowledged events the snapshot saw are gone from the log: never served silently."""
     store = open_store()
     build(store, 6)
     store.close()
     log = tmp_path / "data" / "events.jsonl"
     lines = log.read_bytes().splitlines(keepends=True)
     log.write_bytes(b"".join(lines[:3]))  # log restored from an older backup
-    again = open_store()
-    assert again.open_report.snapshot_seq is None
-    assert again.seq == 3
-    assert again.verify().ok
+    with pytest.raises(LogCorruptedError) as info:
+        open_store()
+    assert info.value.line == 4
+    assert "missing" in info.value.reason
+    rebuilt = open_store(use_snapshot=False)
+    assert rebuilt.seq == 3
+    assert rebuilt.verify().ok
+    rebuilt.write_snapshot()
+    rebuilt.close()
+    assert open_store().seq == 3  # the rebuilt snapshot covers the log as it now is

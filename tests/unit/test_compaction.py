@@ -101,6 +101,12 @@ def test_high_tier_is_the_top_fraction(fraction: float, population: int, expecte
     )
 
 
+def test_high_tier_holds_only_what_something_relies_on() -> None:
+    G = build_graph([A, B, C, D, E], [(B, A, "depends_on"), (C, A, "depends_on")])
+    plan = by_id(compaction_plan(G, compute_salience(G), EXAMPLE_TIME, high_fraction=0.6))
+    assert [n for n, e in plan.items() if e.tier == "high"] == [A]  # not ceil(0.6 * 5) = 3
+
+
 def test_high_tier_breaks_ties_by_id_and_ignores_superseded_nodes() -> None:
     G = build_graph([A, B, C, D, E], [(E, D, "supersedes")])
     salience = {A: 0.5, B: 0.9, C: 0.9, D: 1.0, E: 0.2}
@@ -258,7 +264,9 @@ def test_plan_properties(
     assert {e.node_id for e in plan if e.tier == "superseded"} == superseded
     live = [e for e in plan if e.tier != "superseded"]
     high = [e for e in plan if e.tier == "high"]
-    assert len(high) == math.ceil(round(fraction * len(live), 9))
+    relied_on = [e for e in live if salience[e.node_id] > 0]
+    assert len(high) == min(math.ceil(round(fraction * len(live), 9)), len(relied_on))
+    assert all(salience[e.node_id] > 0 for e in high)  # nothing relies on it: never kept
     rest = [e for e in live if e.tier != "high"]
     if high and rest:
         assert min(salience[e.node_id] for e in high) >= max(salience[e.node_id] for e in rest)

@@ -108,7 +108,7 @@ def test_supersession_settles_a_conflict_in_the_store(store: DecisionStore) -> N
     store.link(e, a, "depends_on", "x")  # a leans on nothing but is leaned on: most salient
     found = find_contradictions(store.graph, store.salience())
     assert [(f.a, f.b) for f in found] == [tuple(sorted((a, b))), tuple(sorted((c, d)))]
-    assert found[0].salience_at_stake == 1.0
+    assert found[0].salience_at_stake == pytest.approx(1 - 1 / 1.85)  # one dependent
     assert found[0].edge.context == "same budget line"
     store.supersede(e, b, "x")  # b is replaced; its conflict with a no longer matters
     store.set_lifecycle(d, "rejected", "x")
@@ -118,56 +118,79 @@ def test_supersession_settles_a_conflict_in_the_store(store: DecisionStore) -> N
 
 # -- get_blocked_chain -------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    ("edges", "via"),
-    [([(A, B, "blocks")], "blocks"), ([(B, A, "depends_on")], "depends_on")],
+    ("edges", "via", "state"),
+    [
+        ([(A, B, "blocks")], "blocks", "pending"),
+        ([(B, A, "depends_on")], "depends_on", "proposed"),
+    ],
 )
-def test_direct_blocker_either_way(edges: list[tuple[str, str, str]], via: str) -> None:
-    found = get_blocked_chain(build_graph([A, B], edges), B)
+def test_direct_blocker_either_way(edges: list[tuple[str, str, str]], via: str, state: Any) -> None:
+    found = get_blocked_chain(build_graph([node(A, state), B], edges), B)
     assert found == BlockedChain(
-        B, True, [Blocker(A, "pending", 1, EdgeType(via), [B, A])], found.chain
+        B, True, [Blocker(A, state, 1, EdgeType(via), [B, A])], found.chain
     )
     assert found.chain == found.blockers
-    assert not get_blocked_chain(build_graph([A, B], edges), A).blocked
+    assert not get_blocked_chain(build_graph([node(A, state), B], edges), A).blocked
 
 
 @pytest.mark.parametrize(
-    ("state", "reason"),
+    ("state", "blocks", "depends_on"),
     [
-        ("pending", "pending"),
-        ("proposed", "pending"),
-        ("failure", "failed"),
-        ("abandoned", "abandoned"),
-        ("rejected", "rejected"),
-        ("rejected-success", "rejected"),  # a rejected decision will not be carried out
-        ("success", None),
-        ("partial", None),
+        # "A blocks B": B waits until A is done. "B depends_on A": B relies on A unless A
+        # cannot be relied on; an accepted A not reviewed yet is relied on as it stands.
+        ("pending", "pending", None),
+        ("proposed", "proposed", "proposed"),
+        ("failure", "failed", "failed"),
+        ("abandoned", "abandoned", "abandoned"),
+        ("rejected", "rejected", "rejected"),
+        ("rejected-success", "rejected", "rejected"),  # will not be carried out
+        ("success", None, None),
+        ("partial", None, None),
     ],
 )
-def test_blocker_reasons(state: str, reason: str | None) -> None:
-    G = build_graph([node(A, state), node(B)], [(A, B, "blocks")])
-    found = get_blocked_chain(G, B)
-    assert found.blocked is (reason is not None)
-    assert [b.reason for b in found.chain] == ([reason] if reason else [])
+def test_blocker_reasons(state: str, blocks: str | None, depends_on: str | None) -> None:
+    for edge, reason in (((A, B, "blocks"), blocks), ((B, A, "depends_on"), depends_on)):
+        found = get_blocked_chain(build_graph([node(A, state), node(B)], [edge]), B)
+        assert found.blocked is (reason is not None), edge
+        assert [b.reason for b in found.chain] == ([reason] if reason else []), edge
 
 
-def test_chain_is_transitive_through_unresolved_blockers() -> None:
-    # D needs B; B waits for A; A needs C; C waits for E, which succeeded.
+def test_an_accepted_dependency_not_yet_reviewed_does_not_block() -> None:
+    # The old rule listed all of these as blocked: every decision built on an unreviewed one.
     G = build_graph(
-        [A, B, C, D, node(E, "success")],
+        [A, B, C, D], [(B, A, "depends_on"), (C, B, "depends_on"), (D, A, "depends_on")]
+    )
+    assert get_blocked_chain(G) == []
+    assert not get_blocked_chain(G, C).blocked
+
+
+def test_chain_is_transitive_through_blockers() -> None:
+    # D needs the proposed B; B waits for A; A needs the failed C; C waits for E, done.
+    G = build_graph(
+        [A, node(B, "proposed"), node(C, "failure"), D, node(E, "success")],
         [(D, B, "depends_on"), (A, B, "blocks"), (A, C, "depends_on"), (E, C, "blocks")],
     )
     found = get_blocked_chain(G, D)
     assert chain_of(found) == [
-        (B, 1, "depends_on", "pending"),
+        (B, 1, "depends_on", "proposed"),
         (A, 2, "blocks", "pending"),
-        (C, 3, "depends_on", "pending"),
+        (C, 3, "depends_on", "failed"),
     ]
     assert [b.path for b in found.chain] == [[D, B], [D, B, A], [D, B, A, C]]
     assert [b.node_id for b in found.blockers] == [B]
 
 
+def test_a_dependency_that_is_blocked_itself_is_listed_once() -> None:
+    # C relies on the accepted B; B relies on the rejected A. B is blocked, C is not: the
+    # problem shows once, where it is.
+    G = build_graph([node(A, "rejected"), B, C], [(B, A, "depends_on"), (C, B, "depends_on")])
+    assert [(c.node_id, [b.node_id for b in c.chain]) for c in get_blocked_chain(G)] == [(B, [A])]
+
+
 def test_a_resolved_blocker_cuts_the_chain() -> None:
-    G = build_graph([node(A, "success"), B, C], [(A, B, "blocks"), (A, C, "depends_on")])
+    G = build_graph(
+        [node(A, "success"), B, node(C, "proposed")], [(A, B, "blocks"), (A, C, "depends_on")]
+    )
     assert not get_blocked_chain(G, B).blocked
     assert [b.node_id for b in get_blocked_chain(G, A).chain] == [C]  # A still lists its own
 
@@ -175,7 +198,7 @@ def test_a_resolved_blocker_cuts_the_chain() -> None:
 def test_chain_keeps_the_shortest_route_and_smallest_parent() -> None:
     # D is reached through C and through B (smaller); E directly and through C.
     G = build_graph(
-        [A, B, C, D, E],
+        [A, *(node(n, "proposed") for n in (B, C, D, E))],
         [
             (A, C, "depends_on"),
             (A, B, "depends_on"),
@@ -192,7 +215,7 @@ def test_chain_keeps_the_shortest_route_and_smallest_parent() -> None:
         (E, 1, [A, E]),
         (D, 2, [A, B, D]),
     ]
-    both = build_graph([A, B], [(A, B, "blocks"), (B, A, "depends_on")])
+    both = build_graph([node(A, "proposed"), B], [(A, B, "blocks"), (B, A, "depends_on")])
     assert [b.via_type.value for b in get_blocked_chain(both, B).chain] == ["blocks"]
 
 
@@ -200,11 +223,11 @@ def test_superseded_blocker_is_replaced_by_its_heir() -> None:
     # B needs A; A was superseded by C, which C2 superseded in turn.
     C2 = "000000c2"
     edges = [(B, A, "depends_on"), (C, A, "supersedes"), (C2, C, "supersedes")]
-    G = build_graph([node(A, "success"), B, C, C2], edges)
+    G = build_graph([node(A, "success"), B, C, node(C2, "proposed")], edges)
     found = get_blocked_chain(G, B)
-    assert found.blockers == [Blocker(C2, "pending", 1, EdgeType.DEPENDS_ON, [B, A, C, C2], A)]
-    resolved = build_graph([A, B, C, node(C2, "partial")], edges)
-    assert not get_blocked_chain(resolved, B).blocked  # A itself is pending: it no longer counts
+    assert found.blockers == [Blocker(C2, "proposed", 1, EdgeType.DEPENDS_ON, [B, A, C, C2], A)]
+    resolved = build_graph([node(A, "failure"), B, C, C2], edges)
+    assert not get_blocked_chain(resolved, B).blocked  # A itself failed: it no longer counts
 
 
 def test_superseded_blocker_with_several_heirs() -> None:
@@ -217,7 +240,10 @@ def test_superseded_blocker_with_several_heirs() -> None:
 
 def test_heir_blockers_continue_the_chain() -> None:
     # B waits for A; C superseded A and needs D.
-    G = build_graph([A, B, C, D], [(A, B, "blocks"), (C, A, "supersedes"), (C, D, "depends_on")])
+    G = build_graph(
+        [A, B, C, node(D, "proposed")],
+        [(A, B, "blocks"), (C, A, "supersedes"), (C, D, "depends_on")],
+    )
     found = get_blocked_chain(G, B)
     assert [(b.node_id, b.depth, b.path, b.stands_for) for b in found.chain] == [
         (C, 1, [B, A, C], A),
@@ -226,7 +252,7 @@ def test_heir_blockers_continue_the_chain() -> None:
 
 
 def test_superseding_your_own_blocker_unblocks_you() -> None:
-    G = build_graph([A, B], [(B, A, "depends_on"), (B, A, "supersedes")])
+    G = build_graph([node(A, "proposed"), B], [(B, A, "depends_on"), (B, A, "supersedes")])
     assert not get_blocked_chain(G, B).blocked
 
 
@@ -239,7 +265,7 @@ def test_superseding_your_own_blocker_unblocks_you() -> None:
     ],
 )
 def test_cycles_terminate(edges: list[tuple[str, str, str]]) -> None:
-    G = build_graph([A, B, C], edges)
+    G = build_graph([node(n, "proposed") for n in (A, B, C)], edges)
     for n in (A, B, C):
         found = get_blocked_chain(G, n)
         assert n not in {b.node_id for b in found.chain}
@@ -249,7 +275,7 @@ def test_cycles_terminate(edges: list[tuple[str, str, str]]) -> None:
 
 def test_all_blocked_active_decisions_most_entangled_first() -> None:
     G = build_graph(
-        [A, B, C, D, E, node(F, kind="observation")],
+        [node(A, "proposed"), B, C, D, E, node(F, kind="observation")],
         [
             (A, B, "blocks"),
             (B, C, "blocks"),
@@ -273,16 +299,21 @@ def test_unknown_node() -> None:
 
 
 def test_blocked_chain_in_the_store(store: DecisionStore) -> None:
-    db, orm, api, new_db = (store.record(decision(f"d{i}"), "x").id for i in range(4))
+    db, orm, api = (store.record(decision(f"d{i}"), "x").id for i in range(3))
+    new_db = store.record(decision("d3", lifecycle="proposed"), "x").id
     store.link(orm, db, "depends_on", "x")
     store.link(orm, api, "blocks", "x")
-    assert [b.node_id for b in get_blocked_chain(store.graph, api).chain] == [orm, db]
-    store.review(db, "success", "x")
-    assert [b.node_id for b in get_blocked_chain(store.graph, api).chain] == [orm]
-    store.supersede(new_db, db, "x")  # the reviewed db is replaced by an unreviewed one
-    assert [b.node_id for b in get_blocked_chain(store.graph, api).chain] == [orm, new_db]
+    # api waits until orm is done; orm relies on the accepted db as it stands.
+    assert chain_of(get_blocked_chain(store.graph, api)) == [(orm, 1, "blocks", "pending")]
+    store.supersede(new_db, db, "x")  # db is replaced by a proposal: that cannot be relied on
+    assert chain_of(get_blocked_chain(store.graph, api)) == [
+        (orm, 1, "blocks", "pending"),
+        (new_db, 2, "depends_on", "proposed"),
+    ]
     store.review(orm, "failure", "x")
     assert chain_of(get_blocked_chain(store.graph, api)) == [
         (orm, 1, "blocks", "failed"),
-        (new_db, 2, "depends_on", "pending"),
+        (new_db, 2, "depends_on", "proposed"),
     ]
+    store.review(orm, "success", "x")  # done: neither orm nor what it waits on holds api up
+    assert not get_blocked_chain(store.graph, api).blocked

@@ -127,10 +127,18 @@ def test_traversal_reaches_linked_items_and_says_along_which_edge(index: DualInd
     result = recall(index, "why zeta outage", 5, intent="why", now=NOW)
     hits = {h.id: h for h in result.hits}
     reached = hits[effect.node.id]
-    path = reached.via()["path"]
-    assert path[-1]["to"] == effect.node.id
-    assert path[-1]["edgeType"] == "caused_by"
-    assert path[-1]["family"] == "causal"
+    via = reached.via()
+    path = via["path"]
+    # The hop is the edge as stored ("effect caused_by cause"), walked from the cause.
+    assert path[-1] == {
+        "from": effect.node.id,
+        "type": "caused_by",
+        "to": cause.node.id,
+        "walked": "backward",
+        "family": "causal",
+        "weight": 1.0,
+    }
+    assert via["start"] == cause.node.id
     assert reached.score < hits[cause.node.id].score  # borrowed evidence never outranks its source
 
 

@@ -1,4 +1,5 @@
-"""Salience: the maintained sparse adjacency, the weighted projection and PageRank over it."""
+"""Salience: the maintained sparse adjacency, the weighted projection and the damped walk over
+it, on a scale that means the same at every graph size."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import networkx as nx
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +31,16 @@ from tests.conftest import StoreFactory, decision
 
 EDGE_TYPES = [t.value for t in EdgeType]
 A, B, C, D, X = "aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd", "ffffffff"
+#: Every type weighted (the weights salience used before it counted only reliance).
+ALL_TYPES = {
+    "contradicts": 0.3,
+    "relates_to": 0.3,
+    "causal": 0.5,
+    "semantic": 0.2,
+    "entity": 0.1,
+    "temporal": 0.05,
+    "supersedes": 1.0,
+}
 
 EdgeSpec = tuple[str, str, str, dict[str, Any]]
 
@@ -100,11 +112,16 @@ def reference_projection(
 
 
 def reference_salience(
-    G: nx.MultiDiGraph[str], weights: Mapping[str, float] | None = None
+    G: nx.MultiDiGraph[str], weights: Mapping[str, float] | None = None, alpha: float = 0.85
 ) -> dict[str, float]:
-    ranks = nx.pagerank(reference_projection(G, weights), tol=1e-14, max_iter=100_000)
-    top = max(ranks.values())
-    return {k: v / top for k, v in ranks.items()}
+    """The scale's closed form, solved directly: ``r = 1 + alpha * S^T r``, where ``S`` is the
+    projection with each row divided by ``max(1, row sum)``; salience is ``1 - 1 / r``."""
+    P = reference_projection(G, weights)
+    ids = sorted(P)
+    matrix = nx.to_numpy_array(P, nodelist=ids, weight="weight")
+    share = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1.0)
+    r = np.linalg.solve(np.eye(len(ids)) - alpha * share.T, np.ones(len(ids)))
+    return {node: 1.0 - 1.0 / float(value) for node, value in zip(ids, r, strict=True)}
 
 
 def mirror(
@@ -286,7 +303,7 @@ def test_store_keeps_its_adjacency_in_step(open_store: StoreFactory) -> None:
 # -- compute_salience --------------------------------------------------------------------------
 def test_empty_and_single_node_graphs() -> None:
     assert compute_salience(build_graph([])) == {}
-    assert compute_salience(build_graph([A])) == {A: 1.0}
+    assert compute_salience(build_graph([A])) == {A: 0.0}
 
 
 @pytest.mark.parametrize(
@@ -305,20 +322,53 @@ def test_empty_and_single_node_graphs() -> None:
     ],
 )
 def test_importance_flows_towards_what_is_relied_on(edge_type: str, leans_on: str) -> None:
-    scores = compute_salience(build_graph([A, B], [(A, B, edge_type)]))
+    scores = compute_salience(build_graph([A, B], [(A, B, edge_type)]), type_weights=ALL_TYPES)
     if leans_on == "target":
-        assert scores[B] == 1.0 > scores[A]
+        assert scores[B] > scores[A] == 0.0
     elif leans_on == "source":
-        assert scores[A] == 1.0 > scores[B]
+        assert scores[A] > scores[B] == 0.0
     else:
-        assert scores[A] == scores[B] == 1.0
+        assert scores[A] == scores[B] > 0.0
+
+
+@pytest.mark.parametrize(
+    "edge_type",
+    ["contradicts", "relates_to", "causal", "semantic", "entity", "temporal", "supersedes"],
+)
+def test_only_reliance_counts_by_default(edge_type: str) -> None:
+    # Two decisions in any relation but reliance: neither leans on the other, both score 0.
+    scores = compute_salience(build_graph([A, B], [(A, B, edge_type)]))
+    assert scores == {A: 0.0, B: 0.0}
+
+
+def test_a_weak_link_passes_only_its_weight() -> None:
+    # x's only link weighs 0.3: it passes 30 % of its damped rank, not all of it (the rest
+    # goes to the pool every node shares), so r(b) = 1 + 0.85 * 0.3.
+    scores = compute_salience(
+        build_graph([A, B], [(A, B, "refines")]), type_weights={"refines": 0.3}
+    )
+    assert scores[B] == pytest.approx(1 - 1 / (1 + 0.85 * 0.3), abs=1e-9)
+    # A heavy edge passes everything, but no more: a node's share is capped at 1.
+    heavy = build_graph([A, B], [(A, B, "depends_on", {"weight": 3.0})])
+    assert compute_salience(heavy)[B] == pytest.approx(1 - 1 / 1.85, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("dependents", "expected"), [(0, 0.0), (1, 0.459), (2, 0.63), (3, 0.718), (10, 0.895)]
+)
+def test_the_scale_counts_dependents(dependents: int, expected: float) -> None:
+    others = [f"{i:08x}" for i in range(1, dependents + 5)]
+    G = build_graph([A, *others], [(o, A, "depends_on") for o in others[:dependents]])
+    assert compute_salience(G)[A] == pytest.approx(expected, abs=1e-3)
 
 
 def test_type_weights_split_a_nodes_outflow() -> None:
     # a leans on b and c with different types: the ratio of what they receive is the ratio of
     # the type weights (a is their only source).
     G = build_graph([A, B, C], [(A, B, "depends_on"), (A, C, "entity"), (C, A, "entity")])
-    _, matrix = weighted_projection(G)
+    _, default = weighted_projection(G)
+    assert default.toarray().tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    _, matrix = weighted_projection(G, type_weights={"entity": 0.1})
     assert matrix.toarray().tolist() == [[0.0, 1.0, 0.1], [0.0, 0.0, 0.0], [0.1, 0.0, 0.0]]
     _, custom = weighted_projection(G, type_weights={EdgeType.ENTITY: 0.5, "depends_on": 2})
     assert custom.toarray().tolist() == [[0.0, 2.0, 0.5], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0]]
@@ -327,11 +377,9 @@ def test_type_weights_split_a_nodes_outflow() -> None:
 def test_weight_zero_drops_a_type() -> None:
     edges = [(A, B, "depends_on"), (B, C, "refines"), (C, D, "relates_to"), (D, A, "semantic")]
     G = build_graph([A, B, C, D], edges)
-    without = build_graph(
-        [A, B, C, D], [e for e in edges if e[2] not in ("relates_to", "semantic")]
-    )
-    assert compute_salience(G, type_weights={"relates_to": 0, "semantic": 0.0}) == (
-        compute_salience(without)
+    without = build_graph([A, B, C, D], [e for e in edges if e[2] not in ("refines", "semantic")])
+    assert compute_salience(G, type_weights={"refines": 0, "relates_to": 0.3}) == (
+        compute_salience(without, type_weights={"relates_to": 0.3})
     )
 
 
@@ -383,7 +431,7 @@ def test_superseded_nodes_pass_their_weight_on(
     edges: list[tuple[str, str, str]], expected: dict[str, dict[str, float]]
 ) -> None:
     G = build_graph([A, B, C, D, X], edges)
-    ids, matrix = weighted_projection(G)
+    ids, matrix = weighted_projection(G, type_weights={"supersedes": 1.0})
     coo = matrix.tocoo()
     got: dict[str, dict[str, float]] = {}
     for i, j, w in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist(), strict=True):
@@ -391,27 +439,28 @@ def test_superseded_nodes_pass_their_weight_on(
     assert got == expected
 
 
-def test_a_superseded_node_keeps_only_teleport_weight() -> None:
+def test_a_superseded_nodes_dependents_move_to_its_heir() -> None:
     G = build_graph(
         [A, B, C, D], [(C, B, "depends_on"), (D, B, "depends_on"), (A, B, "supersedes")]
     )
+    _, matrix = weighted_projection(G)
+    assert matrix.toarray()[1].tolist() == [0.0] * 4  # by default, replacing adds no link
     scores = compute_salience(G)
-    assert scores[A] == 1.0
-    assert scores[B] == pytest.approx(scores[C]) == pytest.approx(scores[D])
+    assert scores[A] == pytest.approx(1 - 1 / 2.7, abs=1e-9)  # two dependents, inherited
+    assert scores[B] == scores[C] == scores[D] == 0.0
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=graph_specs())
-def test_matches_networkx_pagerank_on_the_projection(
+def test_matches_the_closed_form_on_the_projection(
     spec: tuple[list[str], list[EdgeSpec]],
 ) -> None:
     G = build_graph(*spec)
-    scores = compute_salience(G, tol=1e-14, max_iter=10_000)
-    assert list(scores) == sorted(G)
-    assert all(0.0 <= s <= 1.0 for s in scores.values())
-    assert max(scores.values()) == 1.0
-    expected = reference_salience(G)
-    assert scores == pytest.approx(expected, abs=1e-6)
+    for weights in (None, ALL_TYPES):
+        scores = compute_salience(G, tol=1e-14, max_iter=10_000, type_weights=weights)
+        assert list(scores) == sorted(G)
+        assert all(0.0 <= s < 1.0 for s in scores.values())
+        assert scores == pytest.approx(reference_salience(G, weights), abs=1e-6)
 
 
 @settings(max_examples=30, deadline=None)
@@ -419,7 +468,7 @@ def test_matches_networkx_pagerank_on_the_projection(
     spec=graph_specs(),
     weights=st.dictionaries(st.sampled_from(EDGE_TYPES), st.just(0.0) | st.floats(0.01, 3)),
 )
-def test_custom_type_weights_match_networkx(
+def test_custom_type_weights_match_the_closed_form(
     spec: tuple[list[str], list[EdgeSpec]], weights: dict[str, float]
 ) -> None:
     G = build_graph(*spec)
@@ -482,12 +531,12 @@ def test_iteration_cap_raises() -> None:
 # -- get_high_salience and percentiles ---------------------------------------------------------
 def test_high_salience_orders_by_score_then_id() -> None:
     G = build_graph([D, C, B, A, X], [(X, D, "depends_on"), (A, B, "relates_to")])
-    scores = compute_salience(G)
+    scores = compute_salience(G, type_weights={"relates_to": 0.3})
     top = get_high_salience(G, scores, 5)
-    # a and b hold each other up; c (dangling) and x (leans on d) get only the base share
-    assert [node for node, _ in top] == [A, B, D, C, X]
-    assert top[0][1] == top[1][1]  # ties: the id decides
-    assert top[3][1] == top[4][1]
+    # d has a dependent; a and b hold each other up a little; c and x: nothing leans on them
+    assert [node for node, _ in top] == [D, A, B, C, X]
+    assert top[1][1] == top[2][1]  # ties: the id decides
+    assert top[3][1] == top[4][1] == 0.0
     assert get_high_salience(G, scores, 2) == top[:2]
     assert len(get_high_salience(G, scores, 1000)) == 5
 

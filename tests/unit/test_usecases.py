@@ -14,7 +14,7 @@ from graph.model import Node
 from service import usecases
 from service.methods.decisions import RecordParams, UpdateParams
 from service.methods.guardrails import ActionParams
-from service.usecases import Decigraph
+from service.usecases import Decigraph, gate
 from service.usecases.inputs import LinkDecisions
 from service.usecases.rules import GuardrailBlockedError, load_rules
 from tests.support.fakes import fake_app
@@ -46,12 +46,16 @@ def record(app: Decigraph, text: str, **fields: object) -> str:
 
 def salient_postgres(app: Decigraph) -> str:
     """PostgreSQL that four decisions depend on: the most salient decision in the store."""
-    pg = record(app, POSTGRES, category="architecture")
+    return make_salient(app, record(app, POSTGRES, category="architecture"))
+
+
+def make_salient(app: Decigraph, node_id: str) -> str:
+    """Four decisions depend on ``node_id``: the most salient decision in the store."""
     for name in ("ledger service", "billing jobs", "refund worker", "audit export"):
         dependent = record(app, f"The {name} stores its rows in the primary datastore")
-        link = LinkDecisions(source=dependent, target=pg, type=EdgeType.DEPENDS_ON)
+        link = LinkDecisions(source=dependent, target=node_id, type=EdgeType.DEPENDS_ON)
         usecases.link(app, link, "agent")
-    return pg
+    return node_id
 
 
 def verdicts(app: Decigraph, text: str, **fields: object) -> tuple[bool, bool, bool]:
@@ -250,3 +254,57 @@ def test_pre_action_embeds_once_for_the_query_the_gate_and_the_record(app: Decig
         calls = embedder.calls  # type: ignore[attr-defined]
         usecases.pre_action(app, action, "agent", query_limit=5, auto_record=auto_record)
         assert embedder.calls == calls + 1  # type: ignore[attr-defined]
+
+
+LONG_CONTEXT = " ".join(
+    [
+        "The ledger needs serialisable transactions for double-entry postings.",
+        "We benchmarked three engines on a copy of last quarter's traffic.",
+        "Logical replication feeds the reporting warehouse every five minutes.",
+        "The team has run this engine in production for six years.",
+        "Point-in-time recovery must cover at least thirty days.",
+        "Row-level security keeps each merchant's entries apart.",
+        "Connection pooling goes through a sidecar in each pod.",
+        "Schema migrations run in the deploy pipeline, never by hand.",
+        "Backups are encrypted and copied to a second region nightly.",
+        "Auditors asked for immutable history of every balance change.",
+    ]
+    * 3
+)
+
+
+@pytest.mark.parametrize("context", ["", "Chosen at the Q2 architecture review.", LONG_CONTEXT])
+def test_a_long_context_does_not_hide_a_contradiction(app: Decigraph, context: str) -> None:
+    """The stored decision's context (here up to 30 sentences) never dilutes the detector:
+    candidates and verdicts come from the statements alone."""
+    statement = "Use PostgreSQL 16 as the primary datastore for the payments ledger"
+    pg = make_salient(app, record(app, statement, context=context or None))
+    found = gate.detect_contradictions(app, gate.candidate({"text": MYSQL}), None)
+    assert [(s.target, s.reason) for s in found] == [
+        (
+            pg,
+            "different choice as the primary datastore for the payments ledger: "
+            "MySQL vs PostgreSQL 16",
+        )
+    ]
+    assert verdicts(app, MYSQL, context="Our DBAs know it best.") == (False, False, False)
+
+
+def test_the_same_tool_for_another_purpose_is_not_a_contradiction(app: Decigraph) -> None:
+    metrics = make_salient(app, record(app, "Use Datadog for metrics", context=LONG_CONTEXT))
+    assert (
+        gate.detect_contradictions(app, gate.candidate({"text": "Use Datadog for logs"}), None)
+        == []
+    )
+    assert verdicts(app, "Use Datadog for logs") == (True, True, True)
+    flagged = gate.detect_contradictions(
+        app, gate.candidate({"text": "Use Prometheus for metrics"}), None
+    )
+    assert [s.target for s in flagged] == [metrics]
+
+
+def test_a_scoped_exception_is_not_a_contradiction(app: Decigraph) -> None:
+    make_salient(app, record(app, "Use PostgreSQL as the primary datastore"))
+    sqlite = "Use SQLite for the primary datastore in development"
+    assert gate.detect_contradictions(app, gate.candidate({"text": sqlite}), None) == []
+    assert verdicts(app, sqlite) == (True, True, True)

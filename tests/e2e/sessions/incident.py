@@ -19,8 +19,7 @@ STEPS: list[dict[str, Any]] = [
     },
     {
         "key": "commander",
-        "decision": "Assign Priya as incident commander and run the response in "
-        "#inc-checkout-0612",
+        "decision": "Assign Priya as incident commander and run the response in #inc-checkout-0612",
         "category": "process",
         "stakes": "medium",
         "confidence": 0.9,
@@ -281,8 +280,7 @@ STEPS: list[dict[str, Any]] = [
     },
     {
         "key": "merchant_email",
-        "decision": "Email affected merchants a summary with the incident timeline within "
-        "48 hours",
+        "decision": "Email affected merchants a summary with the incident timeline within 48 hours",
         "category": "process",
         "stakes": "medium",
         "confidence": 0.9,

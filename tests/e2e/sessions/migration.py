@@ -220,8 +220,7 @@ STEPS: list[dict[str, Any]] = [
     },
     {
         "key": "chunked",
-        "decision": "Backfill the pre-2019 ledger entries in parallel monthly chunks with "
-        "pgloader",
+        "decision": "Backfill the pre-2019 ledger entries in parallel monthly chunks with pgloader",
         "context": "The single bulk COPY failed after 30 hours; monthly chunks can be retried "
         "one at a time.",
         "category": "process",

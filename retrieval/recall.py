@@ -82,7 +82,7 @@ class Step:
     def as_dict(self) -> dict[str, Any]:
         return {
             "from": self.source,
-            "type": self.type,
+            "edgeType": self.type,
             "to": self.target,
             "walked": "forward" if self.forward else "backward",
             "family": self.family,

@@ -383,7 +383,7 @@ def explain(via: Mapping[str, Any]) -> str:
     the way the edge is stored, so ``a <-depends_on- b`` says "b depends_on a", reached from a.
 
     >>> explain({"signals": {"keyword": 0.5, "keywordRank": 3.0, "rrf": 0.03}, "anchor": True,
-    ...          "path": [{"from": "bbbbbbbb", "type": "caused_by", "to": "aaaaaaaa",
+    ...          "path": [{"from": "bbbbbbbb", "edgeType": "caused_by", "to": "aaaaaaaa",
     ...                    "walked": "backward"}]})
     'keyword 0.50 (#3); anchor; reached aaaaaaaa <-caused_by- bbbbbbbb'
     """
@@ -399,7 +399,7 @@ def explain(via: Mapping[str, Any]) -> str:
         first = path[0]
         line = first["to"] if first.get("walked") == "backward" else first["from"]
         for step in path:
-            kind = step.get("type") or step.get("edgeType")
+            kind = step.get("edgeType")
             if step.get("walked") == "backward":
                 line += f" <-{kind}- {step['from']}"
             else:

@@ -153,9 +153,9 @@ def test_recall_paths_show_edges_as_stored_and_take_include_reasons(server: Serv
     hops = [hop for r in results for hop in r["via"]["path"]]
     with replayed(server) as store:
         for hop in hops:
-            assert store.graph.has_edge(hop["from"], hop["to"], hop["type"]), hop
+            assert store.graph.has_edge(hop["from"], hop["to"], hop["edgeType"]), hop
     between = [h for h in hops if {h["from"], h["to"]} == {pg, orm}]
-    assert all((h["from"], h["type"], h["to"]) == (orm, "depends_on", pg) for h in between)
+    assert all((h["from"], h["edgeType"], h["to"]) == (orm, "depends_on", pg) for h in between)
     starts: dict[str, str] = {}
     for r in results:  # each path is a walk that ends at its hit and visits nothing twice
         path = r["via"]["path"]

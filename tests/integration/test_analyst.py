@@ -144,8 +144,8 @@ def test_explain_names_signals_ranks_and_the_path() -> None:
         "signals": {"keyword": 0.5, "keywordRank": 3.0, "vector": 0.25, "rrf": 0.03},
         "anchor": False,
         "path": [
-            {"from": "bbbbbbbb", "type": "depends_on", "to": "aaaaaaaa", "walked": "backward"},
-            {"from": "bbbbbbbb", "type": "caused_by", "to": "cccccccc", "walked": "forward"},
+            {"from": "bbbbbbbb", "edgeType": "depends_on", "to": "aaaaaaaa", "walked": "backward"},
+            {"from": "bbbbbbbb", "edgeType": "caused_by", "to": "cccccccc", "walked": "forward"},
         ],
     }
     assert explain(via) == (

@@ -132,7 +132,7 @@ def test_traversal_reaches_linked_items_and_says_along_which_edge(index: DualInd
     # The hop is the edge as stored ("effect caused_by cause"), walked from the cause.
     assert path[-1] == {
         "from": effect.node.id,
-        "type": "caused_by",
+        "edgeType": "caused_by",
         "to": cause.node.id,
         "walked": "backward",
         "family": "causal",

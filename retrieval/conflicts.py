@@ -1,10 +1,15 @@
 """Which active decisions a statement contradicts: the detector behind the graph guardrail.
 
 Candidates come from the statement index (:mod:`.statements`), never from the embedding of the
-stored text, so a decision's context cannot hide it; each candidate's statement is parsed
-(:func:`.stance.parse`, cached) and compared (:func:`.stance_compare.conflict`). Only accepted,
-active decisions are candidates. Bounded: at most :data:`MAX_CANDIDATES` comparisons, each
-index key contributing its :data:`PER_KEY` latest active decisions.
+stored text, so a decision's context cannot hide it: decisions sharing an option or a purpose
+with the statement, and decisions sharing the most of its content words. Each candidate's
+statement is read twice, both readings cached: as a stance (:func:`.stance.parse`, compared by
+:func:`.stance_compare.conflict`; a "different choice" between two statements one of which
+only adds detail to the other is a refinement, not a conflict) and, when that finds nothing,
+by its words (:func:`.stance_align.align_conflict`: negation, another value, another name,
+an explicit rejection). Only accepted, active decisions are candidates. Bounded: at most
+:data:`MAX_CANDIDATES` candidates by stance keys (:data:`PER_KEY` from each key) plus
+:data:`MAX_WORD_CANDIDATES` by shared words.
 """
 
 from __future__ import annotations
@@ -16,13 +21,44 @@ from graph.lifecycle import effective_lifecycle
 
 from .index import DualIndex
 from .stance import parse
+from .stance_align import align_conflict, different_acts, refinement
 from .stance_compare import conflict
 
 #: Latest active decisions taken from one index key, and entries inspected to find them.
 PER_KEY = 8
 SCAN = 32
-#: Statements compared with a new one, at most.
+#: Statements compared with a new one by stance keys, at most.
 MAX_CANDIDATES = 32
+#: Statements compared by shared words: the rarest ``WORDS`` words, ``PER_WORD`` decisions each.
+MAX_WORD_CANDIDATES = 24
+WORDS = 6
+PER_WORD = 8
+
+
+def judge(new: str, stored: str) -> tuple[str, str, float] | None:
+    """Whether statement ``new`` contradicts statement ``stored``: ``(kind, reason, score)``.
+
+    The stance reading first (a "different choice" or "rejection" dropped when one statement
+    only refines the other), then the reading by words. Deterministic and pure.
+    """
+    verdict = conflict(parse(new), parse(stored))
+    # A choice or rejection between two statements where one only adds to the other (same
+    # polarity once negations cancel: "Never deploy without a green build" and "Deploy only
+    # with a green build") is a misreading of the grammar, not a conflict.
+    # Rival tools for two different acts ("Lint Go code with X", "Format Go code with Y") are
+    # no rivals either.
+    if verdict is not None and not (
+        (verdict.kind in {"choice", "rejection"} and refinement(new, stored))
+        or (verdict.kind == "choice" and different_acts(new, stored))
+    ):
+        return verdict.kind, verdict.reason, verdict.score
+    worded = align_conflict(new, stored)
+    if worded is not None:
+        return worded[0], worded[1], _WORD_SCORES[worded[0]]
+    return None
+
+
+_WORD_SCORES = {"rejection": 0.9, "negation": 0.85, "value": 0.8, "choice": 0.8}
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +77,6 @@ def find_conflicts(index: DualIndex, text: str, exclude: str | None = None) -> l
     ``exclude``: the decision being updated (it never contradicts itself).
     """
     stance = parse(text)
-    if not stance.claims:
-        return []
     G = index.store.graph
     decision = NodeKind.DECISION.value
 
@@ -54,10 +88,13 @@ def find_conflicts(index: DualIndex, text: str, exclude: str | None = None) -> l
             effective_lifecycle(G, node_id) is Lifecycle.ACCEPTED
         )
 
+    statements = index.statements
+    targets = statements.candidates(stance, active, PER_KEY, MAX_CANDIDATES, SCAN)
+    by_words = statements.sharing_words(text, active, WORDS, PER_WORD, SCAN, MAX_WORD_CANDIDATES)
     found: list[Found] = []
-    for target in index.statements.candidates(stance, active, PER_KEY, MAX_CANDIDATES, SCAN):
-        verdict = conflict(stance, parse(str(G.nodes[target]["text"])))
+    for target in dict.fromkeys([*targets, *by_words]):
+        verdict = judge(text, str(G.nodes[target]["text"]))
         if verdict is not None:
-            found.append(Found(target, verdict.kind, verdict.reason, verdict.score))
+            found.append(Found(target, *verdict))
     found.sort(key=lambda f: (-f.score, f.target))
     return found

@@ -20,7 +20,9 @@ from .vector import Watermark
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 1
+#: Bumped whenever a pickled index changes what it holds or how it keys it (2: the statement
+#: index and its word keys), so an older snapshot is rebuilt from the graph, never trusted.
+FORMAT = 2
 
 
 def save(path: Path, mark: Watermark, state: dict[str, Any]) -> None:

@@ -158,6 +158,10 @@ def recall(
     started = time.perf_counter()
     filters = filters or NO_FILTERS
     chosen = detect_intent(query) if intent is None else Intent(intent)
+    if chosen is Intent.WHY and "include_superseded" not in filters.model_fields_set:
+        # A why question asks for history: the decision a current one replaced is often the
+        # reason for it ("why chunks?": the single COPY that failed), so it is not hidden.
+        filters = filters.model_copy(update={"include_superseded": True})
     preset = presets[chosen]
     constraint = parse_time_expression(query, now or utc_now())
     text = strip_time_expression(query, constraint) if constraint else query

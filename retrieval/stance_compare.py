@@ -269,11 +269,17 @@ def _pair(a: Stance, b: Stance, x: Claim, y: Claim) -> Conflict | None:
             or within(y.purpose, x.purpose)
         )
         and not _family(x.option.key, y.option.key)
+        and _squash(x.option.name) != _squash(y.option.name)
         and not _shared_choice(a, b)
     ):
         rivals = f"{x.option.name} vs {y.option.name}"
         return _make("choice", f"different choice{_for(x)}: {rivals}")
     return None
+
+
+def _squash(name: str) -> str:
+    """A name without case, spaces or punctuation: "HMAC-SHA256" and "HMAC SHA-256" agree."""
+    return "".join(c for c in name.lower() if c.isalnum())
 
 
 def _shared_choice(a: Stance, b: Stance) -> bool:

@@ -272,6 +272,8 @@ ENVIRONMENTS = {
     "dev": "development",
     "development": "development",
     "local": "development",
+    "local development": "development",
+    "local dev": "development",
     "locally": "development",
     "staging": "staging",
     "preprod": "staging",

@@ -6,7 +6,10 @@ embedding of the stored text), so the detector looks decisions up by the parts o
 
 * ``a:<option>`` / ``r:<option>``: the statement adopts (or allows, requires, makes optional)
   / rejects the option, with ``|<purpose>`` variants for the same option for one purpose;
-* ``p:<purpose>``: the statement adopts a named option for this purpose (rival choices).
+* ``p:<purpose>``: the statement adopts a named option for this purpose (rival choices);
+* ``t:<word>``: a content word of the statement (:func:`.stance_align.subject_terms`), for
+  the second reading (:mod:`.stance_align`): the same words with a negation, another value or
+  another name.
 
 Like the entity index it is derived from node attributes only (the statement and its time
 key), so rebuilding it from the graph gives the state that incremental updates reach.
@@ -21,6 +24,7 @@ from graph.model import Node
 from graph.store import DecisionStore
 
 from .stance import Claim, Stance, parse
+from .stance_align import subject_terms
 from .stance_compare import POSITIVE, purpose_key, verb_nouns
 from .stance_words import REJECT, TRIAL
 from .structures import EntityIndex, TimeKey
@@ -34,7 +38,7 @@ def _option_keys(claim: Claim) -> tuple[str, str]:
 
 def statement_keys(stance: Stance) -> list[str]:
     """The index keys of a stored statement."""
-    keys: set[str] = set()
+    keys: set[str] = {f"t:{term}" for term in subject_terms(stance.text)}
     for claim in stance.claims:
         if claim.mode == TRIAL:
             continue
@@ -121,6 +125,38 @@ class StatementIndex:
 
     def remove(self, node_id: str) -> None:
         self._postings.remove(node_id)
+
+    def sharing_words(
+        self,
+        text: str,
+        accept: Callable[[str], bool],
+        terms: int,
+        per_term: int,
+        scan: int,
+        limit: int,
+    ) -> list[str]:
+        """Up to ``limit`` decisions sharing the most content words with ``text``.
+
+        The ``terms`` rarest of its words (fewest decisions, then alphabetical) are looked up,
+        each giving its ``per_term`` latest accepted decisions among ``scan``; the decisions
+        found are ordered by how many of those words they share, then by id. Bounded by
+        ``terms * per_term`` lookups whatever the store's size.
+        """
+        words = sorted(subject_terms(text), key=lambda t: (self._postings.doc_freq(f"t:{t}"), t))
+        shared: dict[str, int] = {}
+        for word in words[:terms]:
+            taken = 0
+            for node_id in self._postings.latest(f"t:{word}", scan):
+                if taken == per_term:
+                    break
+                if node_id in shared:
+                    shared[node_id] += 1
+                    taken += 1
+                elif accept(node_id):
+                    shared[node_id] = 1
+                    taken += 1
+        ranked = sorted(shared, key=lambda n: (-shared[n], n))
+        return [n for n in ranked if shared[n] >= 2 or len(words) < 2][:limit]
 
     def candidates(
         self,

@@ -192,7 +192,14 @@ def _edge_exists(rpc: Rpc, source: str, target: str, edge_type: str) -> bool:
         "cstp.getNeighbors",
         {"nodeId": source, "direction": "outgoing", "edgeType": edge_type, "limit": 100},
     )
-    return any(n["edge"]["targetId"] == target for n in page["neighbors"])
+    # A symmetric edge (temporal, relates_to, contradicts...) is one edge whichever end it is
+    # read from; getNeighbors reports it with its stored ends.
+    ends = {source, target}
+    return any(
+        n["edge"]["targetId"] == target
+        or (n["direction"] == "both" and {n["edge"]["sourceId"], n["edge"]["targetId"]} == ends)
+        for n in page["neighbors"]
+    )
 
 
 @pytest.mark.parametrize("session", [migration, incident, launch], ids=lambda m: m.PROJECT)

@@ -4,8 +4,9 @@
 recorded, ``b`` is the new decision, ``contradicts`` says whether recording ``b`` should be
 flagged as contradicting ``a``. Kinds: contradicting, negation, compatible, refinement,
 same_tool_other_purpose, scoped_variant (labelled either way, see each row's note) and
-restatement; splits ``dev`` (about a third, for looking at while working on the detector) and
-``test`` (the held-out figures the target is judged on).
+restatement; splits ``dev`` (for looking at while working on the detector), ``test`` (the
+figures the target is judged on) and ``holdout`` (written after the detector was frozen,
+measured once: the least optimistic figure).
 
 The real pipeline, the real model: a fresh app in a temporary directory
 (``service.composition.open_app`` with ``MiniLMEmbedder``), every pair's ``a`` recorded in that
@@ -55,9 +56,15 @@ if TYPE_CHECKING:
     from retrieval.autoedges import Suggestion
 
 PAIRS = ROOT / "bench" / "contradictions" / "pairs.jsonl"
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "test", "holdout")
 #: Files whose state decides the verdicts (hashed, not read, to say which detector was measured).
-DETECTOR_FILES = ("service/usecases/gate.py", "retrieval/autoedges.py", "retrieval/stance*.py")
+DETECTOR_FILES = (
+    "service/usecases/gate.py",
+    "retrieval/autoedges.py",
+    "retrieval/conflicts.py",
+    "retrieval/statements.py",
+    "retrieval/stance*.py",
+)
 ACTOR = "bench-contradictions"
 SETUP_REASON = "contradiction benchmark: recording the already-decided side of each pair"
 

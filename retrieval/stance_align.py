@@ -41,18 +41,18 @@ from .stance_words import (
     ALLOW_VERBS,
     CHOICE_VERBS,
     DETERMINERS,
+    ENVIRONMENTS,
     GENERIC,
     INSTRUMENT_VERBS,
     LIGHT_CLASSES,
     NEGATIONS,
     NUMBER_WORDS,
+    REGIONS,
     REJECT,
     REPLACE_VERBS,
     REQUIRE_VERBS,
     SYNONYMS,
     TRIAL_VERBS,
-    ENVIRONMENTS,
-    REGIONS,
     UNITS,
     VALUE_VERBS,
     WEEKDAYS,
@@ -148,8 +148,27 @@ _NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
 #: Words naming whose decision or which part it is ("the platform team", "the core
 #: layer") are kept: two statements differing only there speak of different subjects.
 _SUBJECT_WORDS = frozenset(
-    "platform platforms team teams system systems developer developers engineer engineers "
-    "company org organisation organization layer layers core central stack".split()
+    [
+        "platform",
+        "platforms",
+        "team",
+        "teams",
+        "system",
+        "systems",
+        "developer",
+        "developers",
+        "engineer",
+        "engineers",
+        "company",
+        "org",
+        "organisation",
+        "organization",
+        "layer",
+        "layers",
+        "core",
+        "central",
+        "stack",
+    ]
 )
 _GENERIC = (
     frozenset(t for w in GENERIC - _SUBJECT_WORDS for t in terms(w))
@@ -194,7 +213,7 @@ _UNIT_SECONDS |= {"year": 31557600}
 
 
 def _rates(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """"100 requests per minute", "5 deploys a day": one value of kind ``rate`` (per second)."""
+    """ "100 requests per minute", "5 deploys a day": one value of kind ``rate`` (per second)."""
     found: list[tuple[str, str]] = []
 
     def rate(m: re.Match[str]) -> str:

@@ -257,7 +257,7 @@ def assert_true_paths(app: Decigraph, results: list[dict[str, Any]]) -> None:
     for hit, path in paths.items():
         at = None
         for hop in path:
-            kind = hop.get("type", hop.get("edgeType"))
+            kind = hop["edgeType"]
             assert G.has_edge(hop["from"], hop["to"], kind), f"{hop} is not stored that way"
             start, end = walked(hop)
             assert at is None or start == at
@@ -279,7 +279,7 @@ def test_recall_shows_each_edge_in_its_stored_direction(app: Decigraph, rpc: InP
     hops = [hop for path in chains(answer["results"]).values() for hop in path]
     between = [h for h in hops if {h["from"], h["to"]} == {pg, orm}]
     assert between
-    assert all((h["from"], h["type"], h["to"]) == (orm, "depends_on", pg) for h in between)
+    assert all((h["from"], h["edgeType"], h["to"]) == (orm, "depends_on", pg) for h in between)
 
 
 def test_anchors_do_not_explain_each_other_in_circles(app: Decigraph, rpc: InProcess) -> None:

@@ -34,27 +34,32 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from .stance import Stance, parse
+from .stance_align_words import (
+    ALTERNATIVE,
+    CLAUSES,
+    GENERIC_WORDS,
+    HOW_WORDS,
+    NEGATING,
+    NEGATING_PAIRS,
+    OPPOSITE_STEMS,
+    TRIAL,
+    VALUE_RELATION,
+    stems,
+)
 from .stance_scope import Scope, take_scope_and_values
 from .stance_terms import TOKEN, lemma
+from .stance_values import DAY_NAMES, NUMBER, read_values
 from .stance_words import (
     ALIASES,
-    ALLOW_VERBS,
-    CHOICE_VERBS,
     DETERMINERS,
     ENVIRONMENTS,
-    GENERIC,
     INSTRUMENT_VERBS,
     LIGHT_CLASSES,
-    NEGATIONS,
     NUMBER_WORDS,
     REGIONS,
     REJECT,
-    REPLACE_VERBS,
-    REQUIRE_VERBS,
     SYNONYMS,
-    TRIAL_VERBS,
     UNITS,
-    VALUE_VERBS,
     WEEKDAYS,
 )
 from .text import STOPWORDS, terms
@@ -67,113 +72,6 @@ __all__ = [
     "refinement",
     "subject_terms",
 ]
-
-
-def _single(phrases: tuple[str, ...]) -> set[str]:
-    return {p for p in phrases if " " not in p}
-
-
-#: Verbs of choosing, requiring, allowing and setting: they say how, not what about.
-_HOW_WORDS = frozenset(
-    _single(CHOICE_VERBS)
-    | _single(REQUIRE_VERBS)
-    | _single(ALLOW_VERBS)
-    | _single(REPLACE_VERBS)
-    | set(VALUE_VERBS)
-    | {"we", "will", "would", "get", "gets", "do", "does", "done", "has", "have"}
-    | {"standardis", "standardiz", "switch", "move", "migrat", "adopt", "stay"}
-    | {"enough", "also", "all", "every", "each", "any", "only", "always", "just", "new"}
-    | {"include", "included", "includes", "including", "inclusive"}
-    | {"utc", "gmt", "cet", "cest", "pst", "pdt", "est", "edt"}  # a time's zone, not a subject
-)
-#: Words that negate their clause (beside :data:`NEGATIONS`): rejecting verbs and "no".
-_NEGATING = frozenset(
-    _single(NEGATIONS)
-    | {"no", "not", "never", "nor", "none", "cannot", "without", "skip", "avoid", "ban"}
-    | {"forbid", "forbidden", "prohibit", "prohibited", "disallow", "disallowed", "reject"}
-    | {"disable", "disabled", "stop", "exclude", "discontinue", "abandon", "eliminate"}
-    | {"drop", "remove", "retire", "deprecate", "sunset", "decommission"}
-)
-_NEGATING_PAIRS = (
-    "need not",
-    "may not",
-    "no longer",
-    "must not",
-    "do not",
-    "does not",
-    "phase out",
-    "move off",
-    "migrate off",
-    "move away from",
-    "migrate away from",
-    "get rid of",
-)
-_TRIAL = frozenset(_single(TRIAL_VERBS) - {"review", "test", "benchmark", "research"})
-#: "instead of X", "rather than X", "over X": the rejected alternative, cut from the clause.
-_ALTERNATIVE = re.compile(
-    r"\b(?:instead of|rather than|in place of|in favou?r of)\s+[^,;.]*?(?=$|[,;.]|\s+(?:for|in|on|"
-    r"with|to|as|at|because|since|so)\b)",
-    re.IGNORECASE,
-)
-_CLAUSES = re.compile(
-    r"(?:[.;!?:](?:\s+|$)|\n+|,?\s+but\s+|,?\s+and then\s+|,?\s+then\s+|\s*;\s*|\s+-{1,2}\s+)",
-    re.IGNORECASE,
-)
-#: Repetition words as a period in days, so "weekly" meets "every two weeks".
-_FREQUENCY = {
-    "hourly": 1 / 24,
-    "daily": 1.0,
-    "nightly": 1.0,
-    "weekly": 7.0,
-    "fortnightly": 14.0,
-    "biweekly": 14.0,
-    "monthly": 30.4375,
-    "quarterly": 91.3125,
-    "yearly": 365.25,
-    "annually": 365.25,
-    "annual": 365.25,
-}
-_PER = re.compile(
-    r"\b(?:(once|twice|\w+ times)\s+(?:a|an|per|each|every)\s+(day|week|month|quarter|year))\b",
-    re.IGNORECASE,
-)
-_EVERY = re.compile(
-    r"\bevery\s+(?:(\d+|one|two|three|four|five|six|seven|eight|nine|ten|other)\s+)?"
-    r"(day|week|month|quarter|year)s?\b",
-    re.IGNORECASE,
-)
-_PERIOD_DAYS = {"day": 1.0, "week": 7.0, "month": 30.4375, "quarter": 91.3125, "year": 365.25}
-_NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
-#: Generic nouns, as words and as stems ("going" is generic, its stem "go" is a language).
-#: Words naming whose decision or which part it is ("the platform team", "the core
-#: layer") are kept: two statements differing only there speak of different subjects.
-_SUBJECT_WORDS = frozenset(
-    [
-        "platform",
-        "platforms",
-        "team",
-        "teams",
-        "system",
-        "systems",
-        "developer",
-        "developers",
-        "engineer",
-        "engineers",
-        "company",
-        "org",
-        "organisation",
-        "organization",
-        "layer",
-        "layers",
-        "core",
-        "central",
-        "stack",
-    ]
-)
-_GENERIC = (
-    frozenset(t for w in GENERIC - _SUBJECT_WORDS for t in terms(w))
-    | frozenset(GENERIC - _SUBJECT_WORDS)
-) - {"go"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,118 +99,12 @@ def _name_like(word: str, first: bool) -> bool:
     return word[:1].isupper() and not first and word.lower() not in WEEKDAYS
 
 
-_UNIT_WORDS = "second|minute|hour|day|week|month|quarter|year"
-_HYPHEN_UNIT = re.compile(rf"\b(\w+)-({_UNIT_WORDS})s?\b", re.IGNORECASE)
-_RATE = re.compile(
-    rf"\b(\d+(?:[.,]\d+)?)\s+(?:[a-z-]+\s+){{0,2}}?(?:per|an?|/|each)\s*({_UNIT_WORDS}|min|sec|hr)s?\b",
-    re.IGNORECASE,
-)
-_UNIT_SECONDS = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600}
-_UNIT_SECONDS |= {"day": 86400, "week": 604800, "month": 2629800, "quarter": 7889400}
-_UNIT_SECONDS |= {"year": 31557600}
-
-
-def _rates(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """ "100 requests per minute", "5 deploys a day": one value of kind ``rate`` (per second)."""
-    found: list[tuple[str, str]] = []
-
-    def rate(m: re.Match[str]) -> str:
-        n = float(m[1].replace(",", ""))
-        found.append(("rate", f"{n / _UNIT_SECONDS[m[2].lower()]:.4g}"))
-        return " "
-
-    return _RATE.sub(rate, text), found
-
-
-def _frequencies(text: str) -> tuple[str, list[tuple[str, str]]]:
-    found: list[tuple[str, str]] = []
-
-    def per(m: re.Match[str]) -> str:
-        count = {"once": 1, "twice": 2}.get(m[1].lower())
-        if count is None:
-            word = m[1].split()[0].lower()
-            count = int(word) if word.isdigit() else NUMBER_WORDS.get(word, 0)
-        if count:
-            found.append(("period", f"{_PERIOD_DAYS[m[2].lower()] / count:.4g}"))
-        return " "
-
-    def every(m: re.Match[str]) -> str:
-        word = (m[1] or "one").lower()
-        n = 2 if word == "other" else int(word) if word.isdigit() else NUMBER_WORDS.get(word, 1)
-        found.append(("period", f"{_PERIOD_DAYS[m[2].lower()] * n:.4g}"))
-        return " "
-
-    text = _EVERY.sub(every, _PER.sub(per, text))
-    for word in re.findall(r"[A-Za-z-]+", text):
-        period = _FREQUENCY.get(word.lower())
-        if period is not None:
-            found.append(("period", f"{period:.4g}"))
-    return text, found
-
-
-_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_DAY = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?|wednesdays?|saturdays?"
-_DAY_RANGE = re.compile(rf"\b({_DAY})\s*(?:to|through|thru|until|till|-|\u2013)\s*({_DAY})\b", re.I)
-_DAY_ONE = re.compile(rf"\b({_DAY})\b", re.IGNORECASE)
-_DAY_GROUPS = {
-    "weekday": _DAY_NAMES[:5],
-    "weekdays": _DAY_NAMES[:5],
-    "workday": _DAY_NAMES[:5],
-    "workdays": _DAY_NAMES[:5],
-    "weekend": _DAY_NAMES[5:],
-    "weekends": _DAY_NAMES[5:],
-}
-#: "on the same day", "simultaneously": no delay between the things scheduled.
-_SAME_TIME = re.compile(
-    r"\b(?:(?:on|at)\s+the\s+same\s+(?:day|time|date)|simultaneously|at\s+once)\b", re.I
-)
-
-
-def _day_index(word: str) -> int:
-    low = word.lower()
-    return next(i for i, name in enumerate(_DAY_NAMES) if name.startswith(low[:3]))
-
-
-def _days(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """Weekdays a clause names (ranges and "weekdays" expanded) as one value of kind
-    ``days``, and a same-day schedule as a zero delay."""
-    found: set[int] = set()
-
-    def span(m: re.Match[str]) -> str:
-        start, end = _day_index(m[1]), _day_index(m[2])
-        found.update(range(start, end + 1) if start <= end else [*range(start, 7), *range(end + 1)])
-        return " "
-
-    def one(m: re.Match[str]) -> str:
-        found.add(_day_index(m[1]))
-        return " "
-
-    values: list[tuple[str, str]] = []
-    if _SAME_TIME.search(text):
-        values.append(("duration", "0"))
-        text = _SAME_TIME.sub(" ", text)
-    text = _DAY_ONE.sub(one, _DAY_RANGE.sub(span, text))
-    for word in re.findall(r"[A-Za-z]+", text):
-        group = _DAY_GROUPS.get(word.lower())
-        if group is not None:
-            found.update(_DAY_NAMES.index(d) for d in group)
-    if found:
-        values.append(("days", ",".join(_DAY_NAMES[i][:3] for i in sorted(found))))
-        text = re.sub(r"\b(?:weekdays?|workdays?|weekends?)\b", " ", text, flags=re.I)
-    return text, values
-
-
 def _clause(raw: str) -> AlignedClause | None:
     low = raw.lower().replace("\u2019", "'").replace("n't", " not")
     # Negations cancel in pairs: "never ship X without Y" asks for Y.
-    negations = sum(low.count(p) for p in _NEGATING_PAIRS)
-    text = _ALTERNATIVE.sub(" ", raw)
-    text = _HYPHEN_UNIT.sub(r"\1 \2", text)  # "one-week sprints": "one week sprints"
-    text, values = _rates(text)
-    text, more = _frequencies(text)
-    values += more
-    text, days = _days(text)
-    values += days
+    negations = sum(low.count(p) for p in NEGATING_PAIRS)
+    text = ALTERNATIVE.sub(" ", raw)
+    text, values = read_values(text)
     text, scope, found = take_scope_and_values(text)
     # A count is a number whatever it counts ("3 projects" may parse as a count or not).
     values += [("number" if d.startswith("count:") else d, v) for d, v, _ in found]
@@ -326,28 +118,28 @@ def _clause(raw: str) -> AlignedClause | None:
         if low_word.endswith("'s"):
             low_word = low_word[:-2]
         base = lemma(low_word)
-        if base in _NEGATING or low_word in _NEGATING:
-            if not any(low_word in p.split() for p in _NEGATING_PAIRS if p in low):
+        if base in NEGATING or low_word in NEGATING:
+            if not any(low_word in p.split() for p in NEGATING_PAIRS if p in low):
                 negations += 1
             continue
         scoped = _scope_word(word)
         if scoped is not None:
             places[scoped[0]].add(scoped[1])
             continue
-        if base in _TRIAL and at <= 1 and base == low_word:  # "Pilot X"; not "Trials last"
+        if base in TRIAL and at <= 1 and base == low_word:  # "Pilot X"; not "Trials last"
             trial = True
-        if _NUMBER.match(low_word):
+        if NUMBER.match(low_word):
             values.append(("number", low_word))
             continue
         if low_word in NUMBER_WORDS:
             values.append(("number", str(NUMBER_WORDS[low_word])))
             continue
-        if low_word in UNITS or low_word.rstrip("s") in _DAY_NAMES:
+        if low_word in UNITS or low_word.rstrip("s") in DAY_NAMES:
             continue  # a unit without its number, or a day already read by _days
-        if base in _HOW_WORDS or low_word in _HOW_WORDS or low_word in STOPWORDS:
+        if base in HOW_WORDS or low_word in HOW_WORDS or low_word in STOPWORDS:
             continue
         stems = [SYNONYMS.get(t, t) for t in terms(low_word.replace("-", " "))]
-        stems = [s for s in stems if s and s not in _GENERIC and s not in _HOW_WORDS]
+        stems = [s for s in stems if s and s not in GENERIC_WORDS and s not in HOW_WORDS]
         content.update(stems)
         if _name_like(word, at == 0):
             named.update(stems)
@@ -404,7 +196,7 @@ def _acronyms(words: list[str]) -> frozenset[str]:
 @lru_cache(maxsize=16384)
 def clauses(text: str) -> tuple[AlignedClause, ...]:
     """The clauses of a statement, as :func:`align_conflict` compares them."""
-    parts = [p for p in _CLAUSES.split(text) if p and p.strip()]
+    parts = [p for p in CLAUSES.split(text) if p and p.strip()]
     found = [c for c in (_clause(p) for p in parts) if c is not None]
     # A single word the grammar puts in an option's place names a thing even in lower case
     # ("npm", "black", "webpack"); a longer lower-case option ("two approving reviews") is
@@ -413,8 +205,8 @@ def clauses(text: str) -> tuple[AlignedClause, ...]:
         t
         for claim in parse(text).claims
         if not claim.option.action and len(claim.option.name.split()) == 1
-        for t in _stems(claim.option.name)
-        if t not in _GENERIC
+        for t in stems(claim.option.name)
+        if t not in GENERIC_WORDS
     )
     return tuple(replace(c, named=c.named | (c.content & options)) for c in found)
 
@@ -454,24 +246,12 @@ def _negation(x: AlignedClause, y: AlignedClause) -> str | None:
     return None
 
 
-#: Words that say how a value relates to its subject, not what the subject is ("Trials last
-#: 14 days", "Tokens expire after 15 minutes", "Set topic retention to 30 days").
-_VALUE_RELATION = frozenset(
-    SYNONYMS.get(t, t)
-    for t in terms(
-        "last lasts expire expires expiry valid validity long after within least most maximum "
-        "minimum max min budget limit cap threshold quota retention retained kept allowed "
-        "send sent take takes up until"
-    )
-)
-
-
 def _value(x: AlignedClause, y: AlignedClause) -> str | None:
     mine, theirs = _dimensions(x), _dimensions(y)
     clash = sorted(d for d in mine.keys() & theirs.keys() if mine[d] != theirs[d])
     if not clash:
         return None
-    xs, ys = x.content - _VALUE_RELATION, y.content - _VALUE_RELATION
+    xs, ys = x.content - VALUE_RELATION, y.content - VALUE_RELATION
     shared = xs & ys
     if not shared or _opposed(xs - shared, ys - shared) is not None:
         return None  # nothing in common, or opposite subjects ("public" / "private" API)
@@ -486,61 +266,9 @@ def _value(x: AlignedClause, y: AlignedClause) -> str | None:
     return None
 
 
-#: Opposites that fill one slot of a decision ("a dark default theme" / "a light default
-#: theme"): general English, stemmed like the content words.
-_OPPOSITES = [
-    ("sync", "async"),
-    ("synchronous", "asynchronous"),
-    ("public", "private"),
-    ("manual", "automated"),
-    ("manual", "automatic"),
-    ("static", "dynamic"),
-    ("stateful", "stateless"),
-    ("push", "pull"),
-    ("eager", "lazy"),
-    ("optimistic", "pessimistic"),
-    ("monolith", "microservices"),
-    ("monorepo", "polyrepo"),
-    ("in-house", "outsourced"),
-    ("self-hosted", "managed"),
-    ("opt-in", "opt-out"),
-    ("online", "offline"),
-    ("dark", "light"),
-    ("upfront", "arrears"),
-    ("strict", "lax"),
-    ("strict", "loose"),
-    ("hard", "soft"),
-    ("centralised", "decentralised"),
-    ("centralized", "decentralized"),
-    ("first", "last"),
-    ("allowlist", "denylist"),
-    ("whitelist", "blacklist"),
-    ("horizontal", "vertical"),
-    ("server-side", "client-side"),
-    ("blocking", "non-blocking"),
-    ("encrypted", "plaintext"),
-    ("batch", "streaming"),
-    ("relational", "nosql"),
-    ("public", "internal"),
-    ("external", "internal"),
-    ("show", "hide"),
-    ("grant", "revoke"),
-    ("accept", "decline"),
-    ("ascending", "descending"),
-]
-
-
-def _stems(word: str) -> frozenset[str]:
-    return frozenset(SYNONYMS.get(t, t) for t in terms(word.replace("-", " ")))
-
-
-_OPPOSITE_STEMS = [(_stems(a), _stems(b)) for a, b in _OPPOSITES]
-assert all(a and b for a, b in _OPPOSITE_STEMS), "an opposite made only of stopwords"
-
-
 def _opposed(only_x: frozenset[str], only_y: frozenset[str]) -> frozenset[str] | None:
     """The words of an opposite pair that one side has and the other replaces, if any."""
-    for a, b in _OPPOSITE_STEMS:
+    for a, b in OPPOSITE_STEMS:
         for mine, theirs in ((a, b), (b, a)):
             if mine <= only_x and theirs <= only_y:
                 return mine | theirs
@@ -577,10 +305,8 @@ def _substitution(x: AlignedClause, y: AlignedClause) -> str | None:
 def _adopts(stance: Stance, cls: tuple[AlignedClause, ...], option: frozenset[str]) -> bool:
     """Whether a statement adopts an option named by ``option``'s stems (by its parse, or, when
     the parse names no such option, by a clause that mentions it and is not negated)."""
-    for claim in stance.claims:
-        if set(claim.option.key.split()) & option:
-            if claim.mode == REJECT:
-                return False
+    if any(c.mode == REJECT and set(c.option.key.split()) & option for c in stance.claims):
+        return False  # the statement itself rejects it ("Stop using X; move to Y")
     return any(not c.negated and option <= c.content for c in cls)
 
 
@@ -594,16 +320,16 @@ def _rejection(a: str, b: str) -> str | None:
             option = frozenset(
                 SYNONYMS.get(t, t) for t in terms(claim.option.name.replace("-", " "))
             )
-            option -= _GENERIC
+            option -= GENERIC_WORDS
             if not option or not _adopts(yes, yes_clauses, option):
                 continue
             purpose = claim.purpose.terms
             words = frozenset(t for c in yes_clauses for t in c.content)
             if purpose and not purpose & words:
                 continue
-            if claim.scope.environments or claim.scope.regions:
-                if not any(_scopes_meet(claim.scope, c.scope) for c in yes_clauses):
-                    continue
+            scoped = claim.scope.environments or claim.scope.regions
+            if scoped and not any(_scopes_meet(claim.scope, c.scope) for c in yes_clauses):
+                continue
             return f"{claim.option.name}: rejected by one, adopted by the other"
     return None
 
@@ -640,7 +366,7 @@ def different_acts(a: str, b: str) -> bool:
     code with Y"): then naming different tools is no rivalry. Verbs of choosing ("Use",
     "Adopt") name no act, and verbs of one light class (deploy, run, host) are one act."""
     va, vb = _lead_verb(a), _lead_verb(b)
-    if va is None or vb is None or va == vb or va in _HOW_WORDS or vb in _HOW_WORDS:
+    if va is None or vb is None or va == vb or va in HOW_WORDS or vb in HOW_WORDS:
         return False
     if terms(va) == terms(vb):
         return False

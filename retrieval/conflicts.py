@@ -35,13 +35,15 @@ WORDS = 6
 PER_WORD = 8
 
 
-def judge(new: str, stored: str) -> tuple[str, str, float] | None:
+def judge(new: str, stored: str, stance: bool = True) -> tuple[str, str, float] | None:
     """Whether statement ``new`` contradicts statement ``stored``: ``(kind, reason, score)``.
 
     The stance reading first (a "different choice" or "rejection" dropped when one statement
-    only refines the other), then the reading by words. Deterministic and pure.
+    only refines the other), then the reading by words. ``stance=False``: the reading by
+    words alone (for a decision found only by shared words: the stance rules assume the two
+    statements share an option, a purpose or a policy). Deterministic and pure.
     """
-    verdict = conflict(parse(new), parse(stored))
+    verdict = conflict(parse(new), parse(stored)) if stance else None
     # A choice or rejection between two statements where one only adds to the other (same
     # polarity once negations cancel: "Never deploy without a green build" and "Deploy only
     # with a green build") is a misreading of the grammar, not a conflict.
@@ -92,8 +94,9 @@ def find_conflicts(index: DualIndex, text: str, exclude: str | None = None) -> l
     targets = statements.candidates(stance, active, PER_KEY, MAX_CANDIDATES, SCAN)
     by_words = statements.sharing_words(text, active, WORDS, PER_WORD, SCAN, MAX_WORD_CANDIDATES)
     found: list[Found] = []
+    by_stance = set(targets)
     for target in dict.fromkeys([*targets, *by_words]):
-        verdict = judge(text, str(G.nodes[target]["text"]))
+        verdict = judge(text, str(G.nodes[target]["text"]), stance=target in by_stance)
         if verdict is not None:
             found.append(Found(target, *verdict))
     found.sort(key=lambda f: (-f.score, f.target))

@@ -47,7 +47,7 @@ from .stance_align_words import (
     stems,
 )
 from .stance_scope import Scope, take_scope_and_values
-from .stance_terms import TOKEN, lemma
+from .stance_terms import TOKEN, lemma, named
 from .stance_values import DAY_NAMES, NUMBER, read_values
 from .stance_words import (
     ALIASES,
@@ -86,6 +86,8 @@ class AlignedClause:
     trial: bool
     #: Initials of runs of capitalised words ("Firebase Cloud Messaging": "fcm").
     acronyms: frozenset[str] = frozenset()
+    #: The names one by one: stems of runs of adjacent name-like words ("Argo CD": one).
+    name_groups: tuple[frozenset[str], ...] = ()
 
 
 def _name_like(word: str, first: bool) -> bool:
@@ -103,6 +105,7 @@ def _clause(raw: str) -> AlignedClause | None:
     low = raw.lower().replace("\u2019", "'").replace("n't", " not")
     # Negations cancel in pairs: "never ship X without Y" asks for Y.
     negations = sum(low.count(p) for p in NEGATING_PAIRS)
+    pair_words = {w for p in NEGATING_PAIRS if p in low for w in p.split()}
     text = ALTERNATIVE.sub(" ", raw)
     text, values = read_values(text)
     text, scope, found = take_scope_and_values(text)
@@ -110,6 +113,8 @@ def _clause(raw: str) -> AlignedClause | None:
     values += [("number" if d.startswith("count:") else d, v) for d, v, _ in found]
     content: set[str] = set()
     named: set[str] = set()
+    groups: list[set[str]] = []
+    last_named = -2
     places: dict[str, set[str]] = {"environments": set(), "regions": set()}
     trial = False
     words = [w for w in TOKEN.findall(text) if w != ","]
@@ -118,9 +123,10 @@ def _clause(raw: str) -> AlignedClause | None:
         if low_word.endswith("'s"):
             low_word = low_word[:-2]
         base = lemma(low_word)
+        if low_word in pair_words:
+            continue  # part of a negating phrase ("turn off"), counted above
         if base in NEGATING or low_word in NEGATING:
-            if not any(low_word in p.split() for p in NEGATING_PAIRS if p in low):
-                negations += 1
+            negations += 1
             continue
         scoped = _scope_word(word)
         if scoped is not None:
@@ -141,8 +147,13 @@ def _clause(raw: str) -> AlignedClause | None:
         stems = [SYNONYMS.get(t, t) for t in terms(low_word.replace("-", " "))]
         stems = [s for s in stems if s and s not in GENERIC_WORDS and s not in HOW_WORDS]
         content.update(stems)
-        if _name_like(word, at == 0):
+        if _name_like(word, at == 0) and stems:
             named.update(stems)
+            if last_named == at - 1:
+                groups[-1].update(stems)
+            else:
+                groups.append(set(stems))
+            last_named = at
     if not content:
         return None
     scope = Scope(
@@ -158,6 +169,7 @@ def _clause(raw: str) -> AlignedClause | None:
         scope,
         trial,
         _acronyms(words),
+        tuple(frozenset(g) for g in groups),
     )
 
 
@@ -208,7 +220,12 @@ def clauses(text: str) -> tuple[AlignedClause, ...]:
         for t in stems(claim.option.name)
         if t not in GENERIC_WORDS
     )
-    return tuple(replace(c, named=c.named | (c.content & options)) for c in found)
+    out = []
+    for c in found:
+        extra = (c.content & options) - c.named
+        groups = c.name_groups + tuple(frozenset({t}) for t in sorted(extra))
+        out.append(replace(c, named=c.named | extra, name_groups=groups))
+    return tuple(out)
 
 
 def subject_terms(text: str) -> frozenset[str]:
@@ -238,6 +255,8 @@ def _negation(x: AlignedClause, y: AlignedClause) -> str | None:
     only_x, only_y = x.content - shared, y.content - shared
     if _opposed(only_x, only_y) is not None:
         return None  # "Public API responses are cached" / "Private API responses are not"
+    if only_x and only_y and ((only_x & x.named) or (only_y & y.named)):
+        return None  # each says something else, one of it a name: another statement
     extra = sorted((len(only_x), len(only_y)))
     # Up to one word of difference on each side (another verb for one act: "query" and
     # "access"), or two on one side when the other has none.
@@ -289,17 +308,37 @@ def _substitution(x: AlignedClause, y: AlignedClause) -> str | None:
         named_x, named_y = only_x & x.named, only_y & y.named
     if not named_x or not named_y:
         return None
-    # Besides the names, one side may say a little more about the slot ("npm as the package
-    # manager" / "pnpm"): two words on one side when the other has none, else one each.
+    # Besides the names, each side may say one word more ("Flux as the GitOps controller"
+    # beside "Argo CD for GitOps"); more, and the names may fill different roles.
     extra = sorted((len(only_x - named_x), len(only_y - named_y)))
-    if extra[1] > 2 or (extra[1] == 2 and extra[0] > 0):
+    if extra[1] > 1:
+        return None
+    mine, theirs = _dimensions(x), _dimensions(y)
+    # Other names with other prices, sizes or durations are other subjects ("the Pro plan at
+    # $35"); bare numbers are often the names' own versions ("Ubuntu 22.04", "Debian 12").
+    if any(mine[d] != theirs[d] for d in (mine.keys() & theirs.keys()) - {"number"}):
         return None
     if (only_x & y.acronyms) or (only_y & x.acronyms):
         return None  # "FCM" beside "Firebase Cloud Messaging": one name, two spellings
     if x.named and sorted("".join(x.named)) == sorted("".join(y.named)):
         return None  # "HMAC-SHA256" and "HMAC SHA-256": the same letters, split otherwise
+    # The names aside, most of what the two say must be shared: "the public API" in "JSON
+    # fields in the public API are camelCase" and "Document the public API with OpenAPI" is a
+    # topic they share, not one sentence with another name in it.
+    frame = (x.content | y.content) - named_x - named_y
+    if extra[0] > 0 and len(shared) < 0.6 * len(frame):
+        return None
+    # Two names swapped on each side ("Lint Python code with ruff" / "Lint Go code with
+    # golangci-lint"): the subject changed with the tool, so they are not rivals.
+    if _groups(x, named_x) > 1 and _groups(y, named_y) > 1:
+        return None
     rivals = f"{' '.join(sorted(named_x))} vs {' '.join(sorted(named_y))}"
     return f"different choice for {' '.join(sorted(shared))}: {rivals}"
+
+
+def _groups(c: AlignedClause, names: frozenset[str]) -> int:
+    """How many separate names of ``c`` the words ``names`` belong to."""
+    return sum(1 for g in c.name_groups if g & names) or len(names & c.named)
 
 
 def _adopts(stance: Stance, cls: tuple[AlignedClause, ...], option: frozenset[str]) -> bool:
@@ -322,6 +361,31 @@ def _rejection(a: str, b: str) -> str | None:
             )
             option -= GENERIC_WORDS
             if not option or not _adopts(yes, yes_clauses, option):
+                continue
+            # A thing, not an act: a name ("Replace Trivy ..."), or what the other statement's
+            # grammar also puts in an option's place ("black" in "Format code with black");
+            # "Block merges" rejects no option "Squash-merge pull requests" adopts.
+            words_of_option = claim.option.name.split()
+            explicit = any(
+                claim.option.name.lower() in m.group(0).lower()
+                for m in ALTERNATIVE.finditer(no_text)
+            )  # "... instead of the URL path": said in so many words
+            rejected_key = set(claim.option.key.split())
+            if (
+                not explicit
+                and not named(words_of_option)
+                and not any(
+                    c.mode != REJECT
+                    and not c.option.action
+                    and set(c.option.key.split()) == rejected_key
+                    for c in yes.claims
+                )
+            ):
+                continue
+            # What the rejection is qualified by must hold for the adoption too: "No PII in
+            # logs" says nothing of "Mask PII in the warehouse".
+            details = frozenset(t for d in claim.details for t in terms(d))
+            if details and not details & frozenset(t for c in yes_clauses for t in c.content):
                 continue
             purpose = claim.purpose.terms
             words = frozenset(t for c in yes_clauses for t in c.content)

@@ -61,6 +61,11 @@ NEGATING_PAIRS = (
     "move away from",
     "migrate away from",
     "get rid of",
+    "turn off",
+    "turned off",
+    "switch off",
+    "switched off",
+    "opt out",
 )
 TRIAL = frozenset(_single(TRIAL_VERBS) - {"review", "test", "benchmark", "research"})
 #: "instead of X", "rather than X", "over X": the rejected alternative, cut from the clause.
@@ -110,8 +115,8 @@ GENERIC_WORDS = (
 VALUE_RELATION = frozenset(
     SYNONYMS.get(t, t)
     for t in terms(
-        "last lasts expire expires expiry valid validity long after within least most maximum "
-        "minimum max min budget limit cap threshold quota retention retained kept allowed "
+        "last lasts expire expires expiry valid validity long after within least most budget "
+        "limit cap threshold quota retention retained kept allowed "
         "send sent take takes up until"
     )
 )

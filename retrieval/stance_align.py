@@ -112,9 +112,7 @@ def _clause(raw: str) -> AlignedClause | None:
     # A count is a number whatever it counts ("3 projects" may parse as a count or not).
     values += [("number" if d.startswith("count:") else d, v) for d, v, _ in found]
     content: set[str] = set()
-    named: set[str] = set()
-    groups: list[set[str]] = []
-    last_named = -2
+    names: list[tuple[int, list[str]]] = []  # (position, stems) of each name-like word
     places: dict[str, set[str]] = {"environments": set(), "regions": set()}
     trial = False
     words = [w for w in TOKEN.findall(text) if w != ","]
@@ -134,26 +132,19 @@ def _clause(raw: str) -> AlignedClause | None:
             continue
         if base in TRIAL and at <= 1 and base == low_word:  # "Pilot X"; not "Trials last"
             trial = True
-        if NUMBER.match(low_word):
-            values.append(("number", low_word))
-            continue
-        if low_word in NUMBER_WORDS:
-            values.append(("number", str(NUMBER_WORDS[low_word])))
+        number = _number(low_word)
+        if number is not None:
+            values.append(("number", number))
             continue
         if low_word in UNITS or low_word.rstrip("s") in DAY_NAMES:
             continue  # a unit without its number, or a day already read by _days
         if base in HOW_WORDS or low_word in HOW_WORDS or low_word in STOPWORDS:
             continue
-        stems = [SYNONYMS.get(t, t) for t in terms(low_word.replace("-", " "))]
-        stems = [s for s in stems if s and s not in GENERIC_WORDS and s not in HOW_WORDS]
-        content.update(stems)
-        if _name_like(word, at == 0) and stems:
-            named.update(stems)
-            if last_named == at - 1:
-                groups[-1].update(stems)
-            else:
-                groups.append(set(stems))
-            last_named = at
+        folded = [SYNONYMS.get(t, t) for t in terms(low_word.replace("-", " "))]
+        kept = [t for t in folded if t and t not in GENERIC_WORDS and t not in HOW_WORDS]
+        content.update(kept)
+        if _name_like(word, at == 0) and kept:
+            names.append((at, kept))
     if not content:
         return None
     scope = Scope(
@@ -161,16 +152,37 @@ def _clause(raw: str) -> AlignedClause | None:
         scope.regions | frozenset(places["regions"]),
         scope.targets,
     )
+    groups = _name_groups(names)
     return AlignedClause(
         negations % 2 == 1,
         frozenset(content),
-        frozenset(named),
+        frozenset(t for g in groups for t in g),
         tuple(sorted(set(values))),
         scope,
         trial,
         _acronyms(words),
-        tuple(frozenset(g) for g in groups),
+        groups,
     )
+
+
+def _number(word: str) -> str | None:
+    """A bare number ("3.12", "200") or a number word ("two": "2")."""
+    if NUMBER.match(word):
+        return word
+    return str(NUMBER_WORDS[word]) if word in NUMBER_WORDS else None
+
+
+def _name_groups(names: list[tuple[int, list[str]]]) -> tuple[frozenset[str], ...]:
+    """Stems of adjacent name-like words joined into one name each ("Argo CD": one)."""
+    groups: list[set[str]] = []
+    last = -2
+    for at, parts in names:
+        if at == last + 1:
+            groups[-1].update(parts)
+        else:
+            groups.append(set(parts))
+        last = at
+    return tuple(frozenset(g) for g in groups)
 
 
 #: Environment words that qualify a clause wherever they stand ("Staging API pods ...");

@@ -29,10 +29,12 @@ PER_KEY = 8
 SCAN = 32
 #: Statements compared with a new one by stance keys, at most.
 MAX_CANDIDATES = 32
-#: Statements compared by shared words: the rarest ``WORDS`` words, ``PER_WORD`` decisions each.
+#: Statements compared by shared words: the ``WORDS`` rarest words of the statement give their
+#: ``PER_WORD`` latest active decisions each; the ``MAX_WORD_CANDIDATES`` sharing the most
+#: of those words are compared (a word as common as "Kafka" still finds the one about topics).
 MAX_WORD_CANDIDATES = 24
 WORDS = 6
-PER_WORD = 8
+PER_WORD = 32
 
 
 def judge(new: str, stored: str, stance: bool = True) -> tuple[str, str, float] | None:
@@ -92,7 +94,9 @@ def find_conflicts(index: DualIndex, text: str, exclude: str | None = None) -> l
 
     statements = index.statements
     targets = statements.candidates(stance, active, PER_KEY, MAX_CANDIDATES, SCAN)
-    by_words = statements.sharing_words(text, active, WORDS, PER_WORD, SCAN, MAX_WORD_CANDIDATES)
+    by_words = statements.sharing_words(
+        text, active, WORDS, PER_WORD, 2 * PER_WORD, MAX_WORD_CANDIDATES
+    )
     found: list[Found] = []
     by_stance = set(targets)
     for target in dict.fromkeys([*targets, *by_words]):

@@ -306,3 +306,20 @@ def test_recall_accepts_include_reasons_like_query(rpc: InProcess) -> None:
     assert {r["id"]: r["reasons"] for r in full["results"]}[node_id] == reasons
     queried = rpc.call("cstp.queryDecisions", {"query": "Postgres", "includeReasons": True})
     assert {d["id"]: d["reasons"] for d in queried["decisions"]}[node_id] == reasons
+
+
+def test_a_why_question_includes_the_history_it_asks_about(rpc: InProcess) -> None:
+    """Recall hides superseded decisions, except for a WHY question (the replaced decision is
+    often the reason), and the caller can still say no."""
+    old = record(rpc, "Backfill the ledger with one bulk COPY job")
+    new = record(rpc, "Backfill the ledger in monthly chunks", supersedes=[old])
+    question = "why backfill the ledger in monthly chunks instead of one bulk COPY job"
+
+    def found(**params: Any) -> dict[str, str]:
+        answer = rpc.call("cstp.recall", {"query": question, "limit": 20, **params})
+        return {r["id"]: r["lifecycle"] for r in answer["results"]}
+
+    why = found(intent="why")
+    assert why.get(old) == "superseded" and new in why
+    assert old not in found(intent="general")
+    assert old not in found(intent="why", filters={"includeSuperseded": False})

@@ -56,6 +56,16 @@ def header(r: Report) -> None:
         "`python bench/report.py` re-renders this file from the JSON.",
         "",
     )
+    reruns = run.get("reruns") or []
+    if reruns:
+        r.out("**Steps re-run after that run** (`run_all.py --only NAME --merge`):", "")
+        r.table(
+            ["step", "commit", "started (UTC)", "status", "wall"],
+            [
+                [x["step"], x["commit"], x["started"], x["status"], f"{x['wall_s']:.0f} s"]
+                for x in reruns
+            ],
+        )
 
 
 def stores(r: Report) -> None:

@@ -136,6 +136,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, a few minutes")
     parser.add_argument("--only", nargs="+", choices=sorted(STEPS), help="run just these")
     parser.add_argument("--report", type=Path, default=ROOT / "BENCHMARKS.md")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --only: keep the last run's other steps and record these as re-runs",
+    )
     args = parser.parse_args()
     results = ROOT / ("bench/.cache/results-quick" if args.quick else "bench/results")
     logs = ROOT / "bench/.cache/logs" / ("quick" if args.quick else "full")
@@ -159,17 +164,25 @@ def main() -> None:
         "command": "make bench" if not args.quick else "python bench/run_all.py --quick",
         "steps": {},
     }
+    previous = results / "run.json"
+    merged = args.merge and args.only and previous.exists()
+    if merged:  # the last run stays the report's run; these steps are listed as re-runs
+        fresh, run = run, json.loads(previous.read_text())
+        run.setdefault("reruns", [])
     for name, (_, full, quick, timeout) in STEPS.items():
         if args.only and name not in args.only:
             continue
         step_args = quick if args.quick else full
         if not args.quick and name in sized:
             step_args = sized[name]
-        run["steps"][name] = run_step(
-            name, step_args, results / f"{name}.json", logs / f"{name}.log", timeout
-        )
-    run["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-    run["load_at_end"] = loadavg()
+        step = run_step(name, step_args, results / f"{name}.json", logs / f"{name}.log", timeout)
+        if merged:
+            step |= {"commit": fresh["commit"], "started": fresh["started"]}
+            run["reruns"].append({"step": name, **step})
+        run["steps"][name] = step
+    if not merged:
+        run["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+        run["load_at_end"] = loadavg()
     (results / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     args.report.write_text(render(results))
     print(f"[bench] wrote {args.report} from {results}", flush=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from bench.report_base import CONTRA_PRECISION, CONTRA_RECALL, NA, Report, ok
@@ -72,6 +73,24 @@ def contradictions(r: Report) -> None:
         ["split", "pairs", "contradicting", "TP", "FP", "FN", "TN", "precision", "recall", "F1"],
         rows,
     )
+    # Measured once on the replaced detector (a worktree at its commit, this script and these
+    # pairs); kept beside the results rather than re-run by make bench.
+    base_file = r.dir / "contradictions-baseline.json"
+    base = json.loads(base_file.read_text()) if base_file.exists() else None
+    if base:
+        r.out(
+            "Baseline, the same pairs and script on the detector this one replaced (cosine >= "
+            f"0.70 between the statement and the stored text with its context; commit "
+            f"{base['detector']['commit']}):",
+            "",
+        )
+        r.table(
+            ["split", "pairs", "TP", "FP", "FN", "precision", "recall"],
+            [
+                [k, v["pairs"], v["tp"], v["fp"], v["fn"], _f(v["precision"]), _f(v["recall"])]
+                for k, v in base["results"].items()
+            ],
+        )
     judged = res[VERDICT_SPLIT]
     for name, goal, value in (
         ("precision", CONTRA_PRECISION, judged["precision"]),

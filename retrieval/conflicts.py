@@ -84,13 +84,18 @@ def find_conflicts(index: DualIndex, text: str, exclude: str | None = None) -> l
     G = index.store.graph
     decision = NodeKind.DECISION.value
 
+    seen: dict[str, bool] = {}  # both lookups ask about the same decisions again and again
+
     def active(node_id: str) -> bool:
-        if node_id == exclude or node_id not in G:
-            return False
-        attrs = G.nodes[node_id]
-        return attrs.get("kind", decision) == decision and (
-            effective_lifecycle(G, node_id) is Lifecycle.ACCEPTED
-        )
+        known = seen.get(node_id)
+        if known is None:
+            known = seen[node_id] = (
+                node_id != exclude
+                and node_id in G
+                and G.nodes[node_id].get("kind", decision) == decision
+                and effective_lifecycle(G, node_id) is Lifecycle.ACCEPTED
+            )
+        return known
 
     statements = index.statements
     targets = statements.candidates(stance, active, PER_KEY, MAX_CANDIDATES, SCAN)

@@ -297,8 +297,13 @@ def _value(x: AlignedClause, y: AlignedClause) -> str | None:
     return None
 
 
+_OPPOSITE_WORDS = frozenset(t for pair in OPPOSITE_STEMS for side in pair for t in side)
+
+
 def _opposed(only_x: frozenset[str], only_y: frozenset[str]) -> frozenset[str] | None:
     """The words of an opposite pair that one side has and the other replaces, if any."""
+    if only_x.isdisjoint(_OPPOSITE_WORDS) or only_y.isdisjoint(_OPPOSITE_WORDS):
+        return None  # the common case, in one set lookup per word
     for a, b in OPPOSITE_STEMS:
         for mine, theirs in ((a, b), (b, a)):
             if mine <= only_x and theirs <= only_y:

@@ -5,8 +5,8 @@ recorded, ``b`` is the new decision, ``contradicts`` says whether recording ``b`
 flagged as contradicting ``a``. Kinds: contradicting, negation, compatible, refinement,
 same_tool_other_purpose, scoped_variant (labelled either way, see each row's note) and
 restatement; splits ``dev`` (for looking at while working on the detector), ``test`` (the
-figures the target is judged on) and ``holdout`` (written after the detector was frozen,
-measured once: the least optimistic figure).
+figures the target is judged on), ``holdout`` (written after a first freeze) and ``holdout2``
+(written after the final freeze, measured once: the least optimistic figure).
 
 The real pipeline, the real model: a fresh app in a temporary directory
 (``service.composition.open_app`` with ``MiniLMEmbedder``), every pair's ``a`` recorded in that
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from retrieval.autoedges import Suggestion
 
 PAIRS = ROOT / "bench" / "contradictions" / "pairs.jsonl"
-SPLITS = ("dev", "test", "holdout")
+SPLITS = ("dev", "test", "holdout", "holdout2")
 #: Files whose state decides the verdicts (hashed, not read, to say which detector was measured).
 DETECTOR_FILES = (
     "service/usecases/gate.py",

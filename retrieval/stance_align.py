@@ -366,6 +366,14 @@ def _adopts(stance: Stance, cls: tuple[AlignedClause, ...], option: frozenset[st
     return any(not c.negated and option <= c.content for c in cls)
 
 
+_QUANTIFIED = re.compile(r"\b(?:every|all|each|any)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+
+
+def _universal_heads(text: str) -> frozenset[str]:
+    """Stems of the (up to three) words a quantifier governs: "Every internal service ..."."""
+    return frozenset(t for m in _QUANTIFIED.finditer(text) for t in terms(m.group(1)))
+
+
 def _rejection(a: str, b: str) -> str | None:
     for no_text, yes_text in ((a, b), (b, a)):
         no, yes = parse(no_text), parse(yes_text)
@@ -400,13 +408,18 @@ def _rejection(a: str, b: str) -> str | None:
             ):
                 continue
             # What the rejection is qualified by must hold for the adoption too: "No PII in
-            # logs" says nothing of "Mask PII in the warehouse".
+            # logs" says nothing of "Mask PII in the warehouse". ("with a shared API key
+            # instead of mTLS" qualifies the alternative, not the rejection.)
             details = frozenset(t for d in claim.details for t in terms(d))
-            if details and not details & frozenset(t for c in yes_clauses for t in c.content):
+            words = frozenset(t for c in yes_clauses for t in c.content)
+            if details and not explicit and not details & words:
                 continue
             purpose = claim.purpose.terms
             words = frozenset(t for c in yes_clauses for t in c.content)
-            if purpose and not purpose & words:
+            # For the same purpose, or for a member of what the other rules for all ("Every
+            # team deploys with X" / "The search team deploys with Y instead of X").
+            member = _universal_heads(yes_text) & frozenset(terms(claim.purpose.text))
+            if purpose and not purpose & words and not member:
                 continue
             scoped = claim.scope.environments or claim.scope.regions
             if scoped and not any(_scopes_meet(claim.scope, c.scope) for c in yes_clauses):

@@ -39,7 +39,7 @@ def test_rows_have_the_documented_shape(pairs: list[dict[str, Any]]) -> None:
     for p in pairs:
         assert set(p) == KEYS, p.get("id")
         assert re.fullmatch(r"p\d{3,}", p["id"]), p["id"]
-        assert p["split"] in ("dev", "test", "holdout"), p["id"]
+        assert p["split"] in ("dev", "test", "holdout", "holdout2"), p["id"]
         assert p["kind"] in KINDS, p["id"]
         assert isinstance(p["contradicts"], bool), p["id"]
         assert isinstance(p["domain"], str), p["id"]

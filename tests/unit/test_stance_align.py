@@ -56,6 +56,11 @@ CONTRADICTING = [
         "Search is powered by Elasticsearch.",
         "Move search from Elasticsearch to Typesense.",
     ),
+    (
+        "rejection",
+        "Every team deploys with Spinnaker.",
+        "The search team deploys with Argo CD and manual approval gates instead of Spinnaker.",
+    ),
 ]
 
 COMPATIBLE = [
@@ -73,6 +78,8 @@ COMPATIBLE = [
     # unrelated decisions that share a word or two
     ("Write the billing service in Go.", "Write the onboarding guide in Markdown."),
     ("Use Terraform for AWS infrastructure.", "Use Pulumi for GCP infrastructure."),
+    # a rejection qualified by where ("in Git") says nothing of another place
+    ("Store API tokens in Vault.", "Never store API tokens in Git."),
     # one name spelt two ways
     ("Sign webhooks with HMAC-SHA256.", "Sign webhooks with HMAC SHA-256."),
     (

@@ -51,11 +51,13 @@ from .stance_terms import TOKEN, lemma, named
 from .stance_values import DAY_NAMES, NUMBER, read_values
 from .stance_words import (
     ALIASES,
+    ALLOW,
     DETERMINERS,
     ENVIRONMENTS,
     INSTRUMENT_VERBS,
     LIGHT_CLASSES,
     NUMBER_WORDS,
+    OPTIONAL,
     REGIONS,
     REJECT,
     SYNONYMS,
@@ -477,6 +479,12 @@ def refinement(a: str, b: str) -> bool:
     return _refines(clauses(a), clauses(b))
 
 
+def _permits_only(text: str) -> bool:
+    """Whether every claim of the statement only permits (allow, accept, may, optional)."""
+    claims = parse(text).claims
+    return bool(claims) and all(c.mode in (ALLOW, OPTIONAL) for c in claims)
+
+
 def align_conflict(a: str, b: str) -> tuple[str, str] | None:
     """``(kind, reason)`` when the two statements contradict by their words, else ``None``.
 
@@ -488,6 +496,9 @@ def align_conflict(a: str, b: str) -> tuple[str, str] | None:
     rejected = _rejection(a, b)
     if rejected is not None:
         return "rejection", rejected
+    # Permitting one thing does not contradict choosing another ("Accept passkeys as the second
+    # factor" beside "Require MFA"): a permission meets a choice only by negation or rejection.
+    permissive = _permits_only(a) or _permits_only(b)
     for x in ca:
         for y in cb:
             if not _scopes_meet(x.scope, y.scope):
@@ -498,7 +509,7 @@ def align_conflict(a: str, b: str) -> tuple[str, str] | None:
             found = _negation(x, y)
             if found is not None:
                 return "negation", found
-            if not _refines(ca, cb) and not different_acts(a, b):
+            if not _refines(ca, cb) and not different_acts(a, b) and not permissive:
                 found = _substitution(x, y)
                 if found is not None:
                     return "choice", found

@@ -78,6 +78,8 @@ COMPATIBLE = [
     # unrelated decisions that share a word or two
     ("Write the billing service in Go.", "Write the onboarding guide in Markdown."),
     ("Use Terraform for AWS infrastructure.", "Use Pulumi for GCP infrastructure."),
+    # permitting one thing does not contradict requiring another
+    ("Require MFA for all partner admin accounts.", "Allow hardware keys as the second factor."),
     # a rejection qualified by where ("in Git") says nothing of another place
     ("Store API tokens in Vault.", "Never store API tokens in Git."),
     # one name spelt two ways

@@ -178,6 +178,7 @@ def main() -> None:
         step = run_step(name, step_args, results / f"{name}.json", logs / f"{name}.log", timeout)
         if merged:
             step |= {"commit": fresh["commit"], "started": fresh["started"]}
+            run["reruns"] = [x for x in run["reruns"] if x["step"] != name]  # the latest only
             run["reruns"].append({"step": name, **step})
         run["steps"][name] = step
     if not merged:

@@ -48,16 +48,12 @@ from .stance_align_words import (
 )
 from .stance_scope import Scope, take_scope_and_values
 from .stance_terms import TOKEN, lemma, named
+from .stance_traits import different_acts, permits_only, universal_heads
 from .stance_values import DAY_NAMES, NUMBER, read_values
 from .stance_words import (
     ALIASES,
-    ALLOW,
-    DETERMINERS,
     ENVIRONMENTS,
-    INSTRUMENT_VERBS,
-    LIGHT_CLASSES,
     NUMBER_WORDS,
-    OPTIONAL,
     REGIONS,
     REJECT,
     SYNONYMS,
@@ -136,7 +132,8 @@ def _clause(raw: str) -> AlignedClause | None:
             trial = True
         number = _number(low_word)
         if number is not None:
-            values.append(("number", number))
+            if _value_position(words, at):
+                values.append(("number", number))
             continue
         if low_word in UNITS or low_word.rstrip("s") in DAY_NAMES:
             continue  # a unit without its number, or a day already read by _days
@@ -165,6 +162,26 @@ def _clause(raw: str) -> AlignedClause | None:
         _acronyms(words),
         groups,
     )
+
+
+#: Words after which a number is a value ("to 10", "is 0.8", "at 50").
+_VALUE_LEAD = frozenset(["to", "at", "is", "are", "be", "of", "=", "from", "by", "than"])
+
+
+def _value_position(words: list[str], at: int) -> bool:
+    """Whether the number at ``words[at]`` is a value, not a label: a version ("3.12", "Java
+    17"), a count of something ("3 projects", "two reviews") or a setting ("to 10"); never
+    "Decision 5 from client 5", "batch 3 of the ledger" or "(cedar 5)"."""
+    word = words[at]
+    if "." in word.strip("."):
+        return True  # "3.12", "0.8"
+    before = words[at - 1] if at > 0 else ""
+    after = words[at + 1] if at + 1 < len(words) else ""
+    if before.lower() in _VALUE_LEAD:
+        return True
+    if after.isalpha() and after.lower() not in STOPWORDS and (after.islower() or after.isupper()):
+        return True  # a count ("3 projects", "two approving reviews") or "18 LTS"
+    return at - 1 > 0 and _name_like(before, False)  # "Java 17", "iOS 15" (not the opening word)
 
 
 def _number(word: str) -> str | None:
@@ -368,14 +385,6 @@ def _adopts(stance: Stance, cls: tuple[AlignedClause, ...], option: frozenset[st
     return any(not c.negated and option <= c.content for c in cls)
 
 
-_QUANTIFIED = re.compile(r"\b(?:every|all|each|any)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
-
-
-def _universal_heads(text: str) -> frozenset[str]:
-    """Stems of the (up to three) words a quantifier governs: "Every internal service ..."."""
-    return frozenset(t for m in _QUANTIFIED.finditer(text) for t in terms(m.group(1)))
-
-
 def _rejection(a: str, b: str) -> str | None:
     for no_text, yes_text in ((a, b), (b, a)):
         no, yes = parse(no_text), parse(yes_text)
@@ -420,7 +429,7 @@ def _rejection(a: str, b: str) -> str | None:
             words = frozenset(t for c in yes_clauses for t in c.content)
             # For the same purpose, or for a member of what the other rules for all ("Every
             # team deploys with X" / "The search team deploys with Y instead of X").
-            member = _universal_heads(yes_text) & frozenset(terms(claim.purpose.text))
+            member = universal_heads(yes_text) & frozenset(terms(claim.purpose.text))
             if purpose and not purpose & words and not member:
                 continue
             scoped = claim.scope.environments or claim.scope.regions
@@ -439,50 +448,9 @@ def _refines(a: tuple[AlignedClause, ...], b: tuple[AlignedClause, ...]) -> bool
     return na == nb and (wa <= wb or wb <= wa)
 
 
-def _lead_verb(text: str) -> str | None:
-    """The imperative verb a statement opens with ("Lint Go code ..."), if it seems to."""
-    words = TOKEN.findall(text)
-    if not words:
-        return None
-    first = words[0]
-    low = first.lower()
-    if (
-        low in DETERMINERS
-        or low in STOPWORDS
-        or any(c.isdigit() for c in first)
-        or any(c.isupper() for c in first[1:])
-        or (low.endswith("s") and not low.endswith("ss"))  # "Hotfixes go ...": a noun
-    ):
-        return None
-    return lemma(low)
-
-
-def different_acts(a: str, b: str) -> bool:
-    """Whether two statements open with different acts ("Lint Go code with X" / "Format Go
-    code with Y"): then naming different tools is no rivalry. Verbs of choosing ("Use",
-    "Adopt") name no act, and verbs of one light class (deploy, run, host) are one act."""
-    va, vb = _lead_verb(a), _lead_verb(b)
-    if va is None or vb is None or va == vb or va in HOW_WORDS or vb in HOW_WORDS:
-        return False
-    if terms(va) == terms(vb):
-        return False
-    # Only verbs the lexicon knows as acts: an opening noun or adjective ("Production nodes
-    # run ...", "Automated backups ...") is no act.
-    ca, cb = INSTRUMENT_VERBS.get(va), INSTRUMENT_VERBS.get(vb)
-    if ca is None or cb is None:
-        return False
-    return not (ca == cb and ca in LIGHT_CLASSES)
-
-
 def refinement(a: str, b: str) -> bool:
     """Whether one of two statements only adds detail to the other (see :func:`_refines`)."""
     return _refines(clauses(a), clauses(b))
-
-
-def _permits_only(text: str) -> bool:
-    """Whether every claim of the statement only permits (allow, accept, may, optional)."""
-    claims = parse(text).claims
-    return bool(claims) and all(c.mode in (ALLOW, OPTIONAL) for c in claims)
 
 
 def align_conflict(a: str, b: str) -> tuple[str, str] | None:
@@ -498,7 +466,7 @@ def align_conflict(a: str, b: str) -> tuple[str, str] | None:
         return "rejection", rejected
     # Permitting one thing does not contradict choosing another ("Accept passkeys as the second
     # factor" beside "Require MFA"): a permission meets a choice only by negation or rejection.
-    permissive = _permits_only(a) or _permits_only(b)
+    permissive = permits_only(a) or permits_only(b)
     for x in ca:
         for y in cb:
             if not _scopes_meet(x.scope, y.scope):

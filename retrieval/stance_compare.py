@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from .stance import Claim, Purpose, Stance
 from .stance_scope import Scope
+from .stance_terms import named
 from .stance_words import (
     ADOPT,
     ALLOW,
@@ -232,9 +233,11 @@ def _same_option(x: Claim, y: Claim) -> Conflict | None:
         clash = _values_clash(x, y)
         if clash is not None:
             return _make("value", f"{name}{_for(x)}: {clash[0]} vs {clash[1]}")
-        if _versions_clash(x.option.version, y.option.version):
+        base = name.rsplit(" ", 1)[0]  # the name without its version
+        # Only a product's version: "PostgreSQL 16", "Node.js 18"; a trailing number on a
+        # description ("the session cache layout (heron 21)") is a label.
+        if _versions_clash(x.option.version, y.option.version) and named(base.split()):
             versions = f"{x.option.version} vs {y.option.version}"
-            base = name.rsplit(" ", 1)[0]  # the name without its version
             return _make("version", f"different versions of {base}{_for(x)}: {versions}")
     return None
 

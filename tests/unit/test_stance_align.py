@@ -78,6 +78,12 @@ COMPATIBLE = [
     # unrelated decisions that share a word or two
     ("Write the billing service in Go.", "Write the onboarding guide in Markdown."),
     ("Use Terraform for AWS infrastructure.", "Use Pulumi for GCP infrastructure."),
+    # numbers that label rather than set a value
+    ("Migrate batch 3 of the ledger to Postgres.", "Migrate batch 4 of the ledger to Postgres."),
+    (
+        "Decision 5 from client 2 on the mobile release train (cedar 5)",
+        "Decision 9 from client 2 on the mobile release train (cedar 9)",
+    ),
     # permitting one thing does not contradict requiring another
     ("Require MFA for all partner admin accounts.", "Allow hardware keys as the second factor."),
     # a rejection qualified by where ("in Git") says nothing of another place

@@ -12,10 +12,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from graph.errors import DecigraphError, StoreLockedError
 from graph.ids import IdSource
@@ -127,7 +128,7 @@ class Warmup:
 
     def __init__(self, app: Decigraph) -> None:
         self._app = app
-        self.state: Literal["pending", "loading", "warm", "failed"] = "pending"
+        self.state: ModelState = "pending"
         self.error: str | None = None
         self.seconds: float | None = None
 
@@ -150,13 +151,19 @@ class Warmup:
         return thread
 
 
-@dataclass(frozen=True)
-class Readiness:
+#: Where warming the model stands.
+ModelState = Literal["pending", "loading", "warm", "failed"]
+
+
+class Readiness(BaseModel):
     """Whether the app can answer as fast and as completely as it will: the model warm and
-    every node of the graph in the indexes (which follow the log as it is appended)."""
+    every node of the graph in the indexes (which follow the log as it is appended). Also the
+    body (and OpenAPI schema) of ``GET /ready``."""
+
+    model_config = ConfigDict(frozen=True)
 
     ready: bool
-    model: str
+    model: ModelState
     indexes: Literal["caught up", "behind"]
     seq: int
     nodes: int

@@ -16,7 +16,6 @@ import io
 import logging
 import time
 import zipfile
-from dataclasses import asdict
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
@@ -104,7 +103,7 @@ def create_app(app: Decigraph, tokens: TokenTable, warmup: Warmup | None = None)
         """200 once the model is warm and the indexes hold every node of the log's graph, else
         503; the body says which (liveness is ``/health``)."""
         now = readiness(app, warmup)
-        body = {k: v for k, v in asdict(now).items() if v is not None}
+        body = now.model_dump(exclude_none=True)
         return _json(body, 200 if now.ready else 503)
 
     @api.get("/.well-known/agent.json", response_model=AgentCard)

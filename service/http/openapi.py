@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from graph.export import EXPORT_FORMATS
+from service.composition import Readiness
 from service.rpc.protocol import MAX_BATCH, Registry
 
 from .auth import Agent
@@ -31,17 +32,7 @@ class Health(BaseModel):
     edges: int
 
 
-class Ready(BaseModel):
-    """``GET /ready``: 200 when ``ready``, else 503."""
-
-    ready: bool
-    model: Literal["pending", "loading", "warm", "failed"]
-    indexes: Literal["caught up", "behind"]
-    seq: int
-    nodes: int
-    edges: int
-    indexed: int
-    error: str | None = None
+Ready = Readiness  # ``GET /ready``: 200 when ``ready``, else 503 (declared once, with its use case)
 
 
 class CstpCapability(BaseModel):

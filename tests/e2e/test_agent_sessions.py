@@ -10,50 +10,26 @@ the session's "why" question, and every explanation path is made of edges that e
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.e2e.sessions import incident, launch, migration
-from tests.e2e.test_serve import start_serve, stop_serve
+from tests.support.rpc import Rpc, serving
 
 TOKEN = "agent-sessions-token-0123456789"
 LINK_TYPES = ("depends_on", "caused_by", "refines")
 
 
-class Rpc:
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.client = httpx.Client(timeout=60, headers={"Authorization": f"Bearer {TOKEN}"})
-
-    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-        answer: dict[str, Any] = self.client.post(f"{self.url}/cstp", json=body).json()
-        return answer
-
-    def ok(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        answer = self.call(method, params)
-        assert "error" not in answer, (method, params, answer)
-        result: dict[str, Any] = answer["result"]
-        return result
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Rpc]:
     """A fresh server per session: the ready queue and the contradictions are store-wide."""
-    data = tmp_path / "data"
-    env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN}", "DECIGRAPH_FSYNC": "never"}
-    proc, url = start_serve(data, env)
-    try:
-        yield Rpc(url)
-    finally:
-        stop_serve(proc)
+    with serving(tmp_path / "data", TOKEN) as client:
+        yield client
 
 
 @dataclass

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.e2e.test_serve import ROOT, start_serve, stop_serve
+from tests.e2e.test_serve import ROOT
+from tests.support.rpc import Rpc, serving
 
 TOKEN = "entry-points-token-0123456789"
 CLI = (sys.executable, "-m", "service.cli")
@@ -30,34 +30,13 @@ POSTGRES = "Use PostgreSQL 16 as the primary datastore for the payments ledger"
 MYSQL = "Use MySQL as the primary datastore for the payments ledger"
 
 
-class Rpc:
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.client = httpx.Client(timeout=60, headers={"Authorization": f"Bearer {TOKEN}"})
-
-    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-        answer: dict[str, Any] = self.client.post(f"{self.url}/cstp", json=body).json()
-        return answer
-
-    def ok(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        answer = self.call(method, params)
-        assert "error" not in answer, answer
-        result: dict[str, Any] = answer["result"]
-        return result
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Rpc, Path, str]]:
     data = tmp_path_factory.mktemp("entry") / "data"
     (data / "guardrails").mkdir(parents=True)
     (data / "guardrails" / "rules.yaml").write_text(RULES)
-    env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN}", "DECIGRAPH_FSYNC": "never"}
-    proc, url = start_serve(data, env)
-    try:
-        yield Rpc(url), data, url
-    finally:
-        stop_serve(proc)
+    with serving(data, TOKEN) as rpc:
+        yield rpc, data, rpc.url
 
 
 def verdicts(rpc: Rpc, statement: str, **fields: Any) -> tuple[bool, bool, bool]:

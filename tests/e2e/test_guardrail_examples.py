@@ -5,46 +5,21 @@ against a decision nothing relies on)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.e2e.test_serve import start_serve, stop_serve
+from tests.support.rpc import Rpc, serving
 
 TOKEN = "guardrail-examples-token-0123456789"
 CONTEXT = "The order service already runs on it and the DBAs support it on RDS."
 
 
-class Rpc:
-    def __init__(self, url: str) -> None:
-        self.client = httpx.Client(
-            base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}
-        )
-
-    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
-        answer: dict[str, Any] = self.client.post("/cstp", json=body).json()
-        return answer
-
-    def ok(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        answer = self.call(method, params)
-        assert "error" not in answer, answer
-        result: dict[str, Any] = answer["result"]
-        return result
-
-
 @pytest.fixture(scope="module")
 def rpc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rpc]:
-    data = tmp_path_factory.mktemp("examples") / "data"
-    env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN}", "DECIGRAPH_FSYNC": "never"}
-    proc, url = start_serve(data, env)
-    try:
-        yield Rpc(url)
-    finally:
-        stop_serve(proc)
+    with serving(tmp_path_factory.mktemp("examples") / "data", TOKEN) as client:
+        yield client
 
 
 def pillar(rpc: Rpc, text: str, context: str | None = None, dependents: int = 3) -> str:

@@ -139,3 +139,15 @@ def fake_app(data: Path, seed: int) -> Iterator[Decigraph]:
     finally:
         index.close()
         store.close()
+
+
+def rpc_result(app: Decigraph, method: str, params: dict[str, Any]) -> Any:
+    """The result of ``cstp.<method>`` dispatched in-process as agent ``agent`` (no error)."""
+    from service.methods import build_registry
+    from service.rpc.protocol import CallContext, Dispatcher
+
+    request = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
+    answer = Dispatcher(build_registry(app)).handle(request, CallContext("agent"))
+    assert answer is not None
+    assert "error" not in answer, answer
+    return answer["result"]

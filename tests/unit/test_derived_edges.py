@@ -5,14 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from service.methods import build_registry
-from service.rpc.protocol import CallContext, Dispatcher
 from service.usecases import Decigraph
-from tests.support.fakes import fake_app
+from tests.support.fakes import fake_app, rpc_result
 
 
 @pytest.fixture
@@ -21,12 +18,7 @@ def app(tmp_path: Path) -> Iterator[Decigraph]:
         yield made
 
 
-def call(app: Decigraph, method: str, params: dict[str, Any]) -> Any:
-    request = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
-    answer = Dispatcher(build_registry(app)).handle(request, CallContext("agent"))
-    assert answer is not None
-    assert "error" not in answer, answer
-    return answer["result"]
+call = rpc_result
 
 
 def record(app: Decigraph, text: str) -> str:

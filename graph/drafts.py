@@ -17,6 +17,7 @@ from .model import (
     MAX_TEXT,
     Bridge,
     Entities,
+    Extras,
     MetaValue,
     Reason,
     ShortText,
@@ -74,6 +75,8 @@ class DecisionFields(_Draft):
     entities: Entities = Field(default_factory=list)
     external_id: ShortText | None = None
     review_in: str | None = None
+    #: Fields a client sends that decigraph keeps as given (CSTP's deliberation, trace...).
+    extras: Extras = None
 
     @field_validator("review_in")
     @classmethod

@@ -30,6 +30,14 @@ class Operation(StrEnum):
     SUPERSEDE = "supersede"
     FORGET = "forget"
     IMPORT = "import"
+    #: Ledger operations: records beside the graph (evidence, circuit-breaker resets) that
+    #: change no node or edge; the hash chain covers them like every other event.
+    EVIDENCE = "evidence"
+    CIRCUIT = "circuit"
+
+
+#: The operations whose events are kept in the graph's ledger (``G.graph["ledger"]``).
+LEDGER_OPERATIONS = frozenset({Operation.EVIDENCE, Operation.CIRCUIT})
 
 
 @dataclass(frozen=True, slots=True)

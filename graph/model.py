@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import re
+
+import orjson
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -40,6 +42,24 @@ MAX_PATTERN = 2_000
 
 ShortText = Annotated[str, Field(max_length=MAX_SHORT)]
 MetaValue = str | int | float | bool
+#: CSTP fields kept verbatim on a decision (``deliberation``, ``trace``, ``mental_state``...) as
+#: JSON text at most this long: they are returned, never interpreted by the graph.
+MAX_EXTRAS_JSON = 65_536
+
+
+def check_extras(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Client fields kept verbatim: a JSON object of at most :data:`MAX_EXTRAS_JSON` characters,
+    no key starting with an underscore (reserved). ``None`` and ``{}`` are both "none"."""
+    if not value:
+        return None
+    text = orjson.dumps(value)
+    if len(text) > MAX_EXTRAS_JSON:
+        raise ValueError(f"as JSON must be at most {MAX_EXTRAS_JSON} bytes, got {len(text)}")
+    return value
+
+
+#: Fields CSTP's clients send that decigraph keeps as given and returns from getDecision.
+Extras = Annotated[dict[str, Any] | None, AfterValidator(check_extras)]
 
 
 def check_node_id(value: str, field: str = "id") -> str:
@@ -166,9 +186,18 @@ class Reason(_Strict):
     strength: float = Field(default=0.8, ge=0.0, le=1.0)
 
 
+BridgeList = Annotated[list[Annotated[str, Field(max_length=2_000)]], Field(max_length=50)]
+
+
 class Bridge(_Strict):
+    """CSTP's structure/function bridge; the lists are kept as given (CSTP's bridge clients send
+    them; nothing in decigraph judges them yet)."""
+
     structure: str | None = Field(default=None, max_length=2_000)
     function: str | None = Field(default=None, max_length=2_000)
+    tolerance: BridgeList | None = None
+    enforcement: BridgeList | None = None
+    prevention: BridgeList | None = None
 
 
 class Review(_Strict):
@@ -180,6 +209,7 @@ class Review(_Strict):
     notes: str | None = Field(default=None, max_length=MAX_CONTEXT)
     reviewed_at: UtcDatetime | None = None
     reviewed_by: ShortText | None = None
+    affected_kpis: dict[str, float] | None = Field(default=None, max_length=100)
 
 
 class Node(_Strict):
@@ -217,8 +247,12 @@ class Node(_Strict):
     review_notes: str | None = Field(default=None, max_length=MAX_CONTEXT)
     reviewed_at: UtcDatetime | None = None
     reviewed_by: ShortText | None = None
+    affected_kpis: dict[str, float] | None = Field(default=None, max_length=100)
     past_reviews: list[Review] | None = None
     review_by: UtcDatetime | None = None
+    #: CSTP's F041 flag: never compacted, whatever its age.
+    preserve: bool | None = None
+    extras: Extras = None
     created_at: UtcDatetime
     occurred_at: UtcDatetime | None = None
     recorded_by: ShortText
@@ -254,6 +288,7 @@ class Node(_Strict):
             notes=self.review_notes,
             reviewed_at=self.reviewed_at,
             reviewed_by=self.reviewed_by,
+            affected_kpis=self.affected_kpis,
         )
 
     def reviews(self) -> list[Review]:

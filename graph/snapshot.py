@@ -38,7 +38,7 @@ from .builders import raw_adjacency
 from .canonical import canonical_json, sha256_hex
 from .gcpause import gc_paused
 
-SNAPSHOT_FORMAT = 3  # 3: the header carries prefixSha256
+SNAPSHOT_FORMAT = 4  # 3: the header carries prefixSha256; 4: the body carries G.graph (ledger)
 MARSHAL_VERSION = 4
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -58,7 +58,7 @@ def write_snapshot(path: Path, G: nx.MultiDiGraph[str], header: SnapshotHeader) 
     raw = raw_adjacency(G)
     succ = {u: {v: dict(keys) for v, keys in nbrs.items()} for u, nbrs in raw.succ.items()}
     nodes = raw.nodes
-    body = marshal.dumps((nodes, succ), MARSHAL_VERSION)
+    body = marshal.dumps((nodes, succ, dict(G.graph)), MARSHAL_VERSION)
     head = canonical_json(
         {
             "format": SNAPSHOT_FORMAT,
@@ -102,8 +102,9 @@ def read_snapshot(path: Path) -> tuple[SnapshotHeader, nx.MultiDiGraph[str]] | N
     ):
         return None
     with gc_paused():
-        nodes, succ = marshal.loads(body)
+        nodes, succ, graph_attrs = marshal.loads(body)
         G = _assemble(nodes, succ)
+        G.graph.update(graph_attrs)
     header = SnapshotHeader(
         seq=int(head["seq"]),
         log_offset=int(head["logOffset"]),

@@ -28,7 +28,7 @@ from .errors import (
     ValidationError,
     VersionConflictError,
 )
-from .events import GENESIS_HASH, Event, Operation
+from .events import GENESIS_HASH, LEDGER_OPERATIONS, Event, Operation
 from .model import Edge, Node
 from .restore import check_new_items
 
@@ -49,6 +49,8 @@ UPDATABLE_FIELDS = frozenset(
         "entities",
         "review_by",
         "occurred_at",
+        "preserve",
+        "extras",
     }
 )
 
@@ -94,6 +96,7 @@ class GraphState:
             Operation.UNLINK: self._plan_unlink,
             Operation.FORGET: self._plan_forget,
             Operation.IMPORT: self._plan_import,
+            **{op: self._plan_ledger for op in LEDGER_OPERATIONS},
         }
 
     # -- applying events -------------------------------------------------------------------
@@ -163,12 +166,29 @@ class GraphState:
             "review_notes": event.payload.get("notes"),
             "reviewed_at": event.ts,
             "reviewed_by": event.actor,
+            "affected_kpis": event.payload.get("affected_kpis"),
         }
         if changes["outcome"] is None:
             raise ValidationError("outcome", "is required")
         if earlier is not None:
             changes["past_reviews"] = [*(current.past_reviews or ()), earlier]
         return self._replace_node(node_id, event, changes)
+
+    def _plan_ledger(self, event: Event) -> Mutation:
+        """A ledger event appends ``{seq, ts, actor, op, payload}`` to ``G.graph["ledger"]``
+        (see :func:`ledger`); its payload is the writer's business, it only has to be an object
+        with a ``kind``."""
+        kind = event.payload.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise ValidationError("kind", "a ledger event names its kind")
+        entry = {
+            "seq": event.seq,
+            "ts": event.ts,
+            "actor": event.actor,
+            "op": event.op.value,
+            "payload": event.payload,
+        }
+        return lambda: self.graph.graph.setdefault("ledger", []).append(entry)
 
     def _plan_lifecycle(self, event: Event) -> Mutation:
         node_id = self._existing(event.payload.get("id"))
@@ -341,8 +361,20 @@ def _edge_type(raw: Any) -> EdgeType:
         raise ValidationError("type", f"{raw!r} is not one of: {allowed}") from None
 
 
+def ledger(G: nx.MultiDiGraph[str], op: Operation | None = None) -> list[dict[str, Any]]:
+    """The ledger entries (evidence, circuit resets) in log order, all or those of ``op``.
+
+    Each entry is ``{seq, ts, actor, op, payload}``: the event that wrote it, as logged.
+    """
+    entries: list[dict[str, Any]] = G.graph.get("ledger", [])
+    if op is None:
+        return list(entries)
+    return [entry for entry in entries if entry["op"] == op.value]
+
+
 def graph_hash(G: nx.MultiDiGraph[str]) -> str:
-    """SHA-256 over the canonical form of every node and edge (independent of insertion order)."""
+    """SHA-256 over the canonical form of every node and edge (independent of insertion order),
+    and of the ledger when there is one (so a graph without one hashes as it always did)."""
     nodes = [[node_id, G.nodes[node_id]] for node_id in sorted(G.nodes)]
     edges = sorted(
         ([u, v, key, attrs] for u, v, key, attrs in G.edges(keys=True, data=True)),
@@ -350,4 +382,7 @@ def graph_hash(G: nx.MultiDiGraph[str]) -> str:
     )
     digest = hashlib.sha256(canonical_json(nodes))
     digest.update(canonical_json(edges))
+    entries = G.graph.get("ledger")
+    if entries:
+        digest.update(canonical_json(entries))
     return digest.hexdigest()

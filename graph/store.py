@@ -19,7 +19,7 @@ from .algorithms.salience import compute_salience
 from .drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from .enums import EdgeType, Lifecycle, NodeKind, Outcome
 from .errors import DuplicateIdError, NodeNotFoundError, ValidationError
-from .events import Operation
+from .events import LEDGER_OPERATIONS, Operation
 from .model import MAX_SHORT, Edge, Node, check_node_id
 from .persistence import (
     LOG_NAME,
@@ -174,6 +174,7 @@ class DecisionStore(LoggedGraph):
         actual_result: str | None = None,
         lessons: str | None = None,
         notes: str | None = None,
+        affected_kpis: Mapping[str, float] | None = None,
         expected_version: int | None = None,
     ) -> Node:
         """Record a decision's outcome; the node is ``reviewed`` at once."""
@@ -190,6 +191,7 @@ class DecisionStore(LoggedGraph):
                 "actual_result": actual_result,
                 "lessons": lessons,
                 "notes": notes,
+                "affected_kpis": dict(affected_kpis) if affected_kpis else None,
             }
             payload = {k: v for k, v in payload.items() if v is not None}
             self._commit(Operation.REVIEW, payload, actor, expected_version)
@@ -325,6 +327,14 @@ class DecisionStore(LoggedGraph):
             return plan.report
 
     # -- internals -------------------------------------------------------------------------
+    def append_ledger(self, op: Operation, payload: Mapping[str, Any], actor: str) -> int:
+        """Append a ledger event (evidence, a circuit reset): no node or edge changes, the
+        chain covers it. ``payload`` must name its ``kind``. Returns the event's seq."""
+        if op not in LEDGER_OPERATIONS:
+            raise ValidationError("op", f"{op} is not a ledger operation")
+        with self._lock:
+            return self._commit(op, dict(payload), actor).seq
+
     def _new_id(self, requested: str | None) -> str:
         if requested is None:
             return self._ids.node_id(self.graph)

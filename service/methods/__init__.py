@@ -7,11 +7,15 @@ from service.rpc.protocol import Registry
 from service.usecases import Decigraph
 
 from .agents import register_agents
+from .breakers import register_breakers
+from .compaction import register_compaction
 from .decisions import register_decisions
+from .evidence import register_evidence
 from .graph import register_graph
 from .guardrails import register_guardrails
 from .lifecycle import register_lifecycle
 from .memory import register_memory
+from .tracker import register_tracker
 
 
 def build_registry(app: Decigraph) -> Registry:
@@ -27,4 +31,8 @@ def build_registry(app: Decigraph) -> Registry:
     register_graph(registry, app)
     register_guardrails(registry, app)
     register_agents(registry, app)
+    register_compaction(registry, app)
+    register_breakers(registry, app)
+    register_evidence(registry, app)
+    register_tracker(registry, app)
     return registry

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from graph.model import ShortText
 from graph.timeutil import format_ts
 from retrieval.filters import RecallFilters
 from service import usecases
@@ -30,8 +31,76 @@ from .views import decision_view, quality, reasons_view, state_view, suggestion_
 ID_ALIASES = ("id", "decision_id", "decisionId")
 
 
-class RecordParams(Params, RecordDecision):
+class ProjectContext(Params):
+    """Where a decision was made, as CSTP's CLI sends it (``record --project --pr``)."""
+
+    project: ShortText | None = None
+    feature: ShortText | None = None
+    pr: int | ShortText | None = None
+    file: ShortText | None = None
+    line: int | None = Field(default=None, ge=0)
+    commit: ShortText | None = None
+
+
+class CstpRecordFields(Params):
+    """What CSTP's clients send with a decision beyond decigraph's own fields: kept verbatim on
+    the decision (``extras``) and returned by getDecision, or mapped where they mean something
+    here (``project_context`` fills project, feature and pr)."""
+
+    project_context: ProjectContext | None = None
+    pr: int | ShortText | None = None
+    file: ShortText | None = None
+    line: int | None = Field(default=None, ge=0)
+    commit: ShortText | None = None
+    deliberation: dict[str, Any] | None = None
+    trace: list[dict[str, Any]] | None = Field(default=None, max_length=200)
+    mental_state: (
+        Literal["deliberate", "reactive", "exploratory", "habitual", "pressured"] | None
+    ) = None
+    pre_decision: dict[str, Any] | None = None
+    kpi_indicators: list[ShortText] | None = Field(default=None, max_length=100)
+    #: Scope the deliberation-tracker session consumed (CSTP); never an identity.
+    agent_id: ShortText | None = None
+    decision_id: ShortText | None = None
+
+    def cstp_fields(self) -> dict[str, Any]:
+        """The domain fields these mean: ``project``/``feature``/``pr`` from the project
+        context (top-level values win), the rest as ``extras``."""
+        where = self.project_context or ProjectContext()
+        pr = self.pr if self.pr is not None else where.pr
+        extras = {
+            "file": self.file or where.file,
+            "line": self.line if self.line is not None else where.line,
+            "commit": self.commit or where.commit,
+            "deliberation": self.deliberation,
+            "trace": self.trace,
+            "mental_state": self.mental_state,
+            "pre_decision": self.pre_decision,
+            "kpi_indicators": self.kpi_indicators,
+        }
+        fields: dict[str, Any] = {
+            "pr": None if pr is None else str(pr),
+            "extras": {k: v for k, v in extras.items() if v not in (None, [], {})} or None,
+        }
+        if where.project is not None:
+            fields["project"] = where.project
+        if where.feature is not None:
+            fields["feature"] = where.feature
+        return fields
+
+
+class RecordParams(CstpRecordFields, RecordDecision):
     model_config = wire(text="decision")
+
+    def command(self) -> RecordDecision:
+        """The use case's input: CSTP's fields mapped onto decigraph's (given ones win)."""
+        mapped = self.cstp_fields()
+        for key in ("project", "feature"):
+            if getattr(self, key) is not None:
+                mapped.pop(key, None)
+        if self.extras:  # a decigraph client's own extras, beside CSTP's
+            mapped["extras"] = {**self.extras, **(mapped["extras"] or {})}
+        return self.model_copy(update=mapped)
 
 
 class IdParams(Params):
@@ -87,7 +156,7 @@ def recorded_view(made: usecases.Recorded) -> dict[str, Any]:
 
 def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
     def record(p: RecordParams, ctx: CallContext) -> Mapping[str, Any]:
-        return recorded_view(usecases.record_decision(app, p, ctx.agent))
+        return recorded_view(usecases.record_decision(app, p.command(), ctx.agent))
 
     def get(p: IdParams, ctx: CallContext) -> Mapping[str, Any]:
         read = usecases.read_node(app, p.id)

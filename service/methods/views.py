@@ -36,17 +36,51 @@ def review_view(review: Review) -> dict[str, Any]:
     return {to_camel(key): value for key, value in fields.items()}
 
 
+#: Fields CSTP's stored rows spell in snake_case (and its CLI and dashboard read so): a
+#: decision carries them in both spellings.
+SNAKE_TWINS = (
+    "recorded_by",
+    "created_at",
+    "updated_at",
+    "updated_by",
+    "reviewed_at",
+    "reviewed_by",
+    "actual_result",
+    "review_notes",
+    "review_by",
+    "occurred_at",
+    "external_id",
+    "affected_kpis",
+)
+PROJECT_CONTEXT = ("project", "feature", "pr", "file", "line", "commit")
+
+
 def decision_view(read: Read) -> dict[str, Any]:
     """A node as CSTP's clients read a decision (camelCase; ``decision`` is the statement).
 
     The flat review fields (``outcome``, ``actualResult``, ``lessons``, ``reviewedAt``, ...)
-    are the latest review; ``reviews`` lists every review, oldest first.
+    are the latest review; ``reviews`` lists every review, oldest first. CSTP's stored rows are
+    snake_case, so the multi-word fields also come in that spelling (:data:`SNAKE_TWINS`),
+    ``summary`` repeats the statement, the fields CSTP clients sent and decigraph keeps
+    verbatim (``deliberation``, ``trace``, ``mental_state``...) are top-level keys as CSTP
+    returns them, and ``project_context`` gathers project, feature, pr, file, line and commit
+    (the dashboard's reading).
     """
     node = read.node
-    attrs = node.model_dump(mode="json", exclude_none=True, exclude={"past_reviews"})
+    attrs = node.model_dump(mode="json", exclude_none=True, exclude={"past_reviews", "extras"})
     view = {to_camel(key): value for key, value in attrs.items() if key != "text"}
     view["decision"] = node.text
+    view["summary"] = node.text
     view["date"] = attrs.get("occurred_at") or attrs["created_at"]
+    for key in SNAKE_TWINS:
+        if key in attrs:
+            view[key] = attrs[key]
+    extras = node.extras or {}
+    for key, value in extras.items():
+        view.setdefault(key, value)
+    where = {key: view[key] for key in PROJECT_CONTEXT if view.get(key) is not None}
+    if where:
+        view["project_context"] = where
     view.update(state_view(read.state))
     view["reviews"] = [review_view(r) for r in node.reviews()]
     return view
@@ -57,16 +91,29 @@ def reasons_view(node: Node) -> list[dict[str, Any]]:
 
 
 def quality(node: Node) -> dict[str, Any]:
-    """How complete a record is (what a later reader will miss), as CSTP reports it."""
-    checks = {
-        "add a confidence": node.confidence is not None,
-        "add a category": node.category is not None,
-        "add the context": bool(node.context),
-        "add at least one reason": bool(node.reasons),
-        "add tags": bool(node.tags),
-    }
-    missing = [tip for tip, present in checks.items() if not present]
-    return {"score": round(1 - len(missing) / len(checks), 2), "suggestions": missing}
+    """How complete a record is (what a later reader will miss), scored as CSTP scores it:
+    the parts and weights of its ``quality`` (they sum to 1)."""
+    extras = node.extras or {}
+    deliberation = extras.get("deliberation")
+    steps = deliberation.get("steps") if isinstance(deliberation, dict) else None
+    reasoning = isinstance(steps, list) and any(
+        isinstance(step, dict) and step.get("type") == "reasoning" for step in steps
+    )
+    where = (node.project, node.feature, node.pr, *(extras.get(k) for k in PROJECT_CONTEXT[3:]))
+    checks = (
+        (0.15, node.pattern is not None, "name the pattern this decision follows"),
+        (0.15, bool(node.tags), "add tags"),
+        (0.15, len({r.type for r in node.reasons}) >= 2, "give reasons of two or more types"),
+        (0.10, node.bridge is not None, "describe its structure and function (bridge)"),
+        (0.10, len(node.text) > 20, "state the decision in more than 20 characters"),
+        (0.10, len(node.context or "") > 10, "add the context"),
+        (0.10, any(v is not None for v in where), "say where: project, feature, pr or file"),
+        (0.05, bool(deliberation) or "pre_decision" in extras, "attach the deliberation"),
+        (0.10, reasoning, "record a reasoning step (recordThought) before deciding"),
+    )
+    score = sum(weight for weight, present, _ in checks if present)
+    missing = [tip for _, present, tip in checks if not present]
+    return {"score": round(score, 2), "suggestions": missing}
 
 
 def suggestion_view(s: Suggestion) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from .errors import (
     domain_error,
     invalid_params,
 )
+from .lenient import relax
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,9 @@ class Method:
     params: type[pydantic.BaseModel]
     handler: Handler
     writes: bool = False
+    #: Where the answer reports ignored or clamped params: ``warnings``, unless the method's
+    #: own answer already means something else by that key (checkGuardrails' guardrail warnings).
+    warnings_key: str = "warnings"
 
 
 class Registry:
@@ -65,11 +69,17 @@ class Registry:
         self._methods: dict[str, Method] = {}
 
     def add(
-        self, name: str, params: type[pydantic.BaseModel], handler: Handler, *, writes: bool = False
+        self,
+        name: str,
+        params: type[pydantic.BaseModel],
+        handler: Handler,
+        *,
+        writes: bool = False,
+        warnings_key: str = "warnings",
     ) -> None:
         if name in self._methods:
             raise ValueError(f"method {name} registered twice")
-        self._methods[name] = Method(name, params, handler, writes)
+        self._methods[name] = Method(name, params, handler, writes, warnings_key)
 
     def names(self) -> list[str]:
         return sorted(self._methods)
@@ -231,12 +241,18 @@ class Dispatcher:
         if deep is not None:
             message = f"{deep}: nested deeper than {MAX_DEPTH} levels"
             raise RpcError(INVALID_PARAMS, message, {"field": deep})
+        raw, warnings = relax(method.params, raw, writes=method.writes)
         try:
             params = validate_params(method.params, raw)
         except pydantic.ValidationError as exc:
             raise invalid_params(exc) from None
         try:
-            return method.handler(params, context)
+            result = method.handler(params, context)
+            if not warnings:
+                return result
+            said = result.get(method.warnings_key)
+            earlier = list(said) if isinstance(said, list) else []
+            return {**result, method.warnings_key: [*earlier, *warnings]}
         except DecigraphError as exc:
             raise domain_error(exc, method.params) from None
         except pydantic.ValidationError as exc:  # an input derived from valid params refused

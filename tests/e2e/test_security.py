@@ -287,7 +287,7 @@ def test_a_token_acts_only_as_its_own_agent(live: Live) -> None:
     for method, params in attempts:
         answer = live.rpc(method, params)
         assert answer["error"]["code"] == -32602, (method, params, answer)
-        assert answer["error"]["message"].endswith("is not a known parameter")
+        assert answer["error"]["message"].endswith("is set by the bearer token and cannot be sent")
     assert live.state() == before  # every impostor call was refused before writing
 
     # The same calls without the claim are recorded under the caller, whoever owns the node.

@@ -157,7 +157,7 @@ def test_forget_removes_the_node_and_its_edges(app: Decigraph) -> None:
         ("setLifecycle", {"id": "KNOWN", "lifecycle": "done"}, -32602, "lifecycle"),
         ("setLifecycle", {"id": "KNOWN", "lifecycle": True}, -32602, "lifecycle"),
         ("setLifecycle", {"id": "KNOWN"}, -32602, "lifecycle"),
-        ("setLifecycle", {"id": "KNOWN", "lifecycle": "rejected", "colour": 1}, -32602, "colour"),
+        ("setLifecycle", {"id": "KNOWN", "lifecycle": "rejected", "actor": "b"}, -32602, "actor"),
         (
             "setLifecycle",
             {"id": "KNOWN", "lifecycle": "rejected", "expectedVersion": 9},

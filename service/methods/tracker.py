@@ -1,0 +1,10 @@
+"""Placeholder: the tracker methods are being written (issue 13)."""
+
+from __future__ import annotations
+
+from service import usecases
+from service.rpc.protocol import Registry
+
+
+def register_tracker(registry: Registry, app: usecases.Decigraph) -> None:
+    """Register the tracker methods (none yet)."""

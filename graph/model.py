@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 import re
-
-import orjson
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 from pydantic_core import ValidationError as CoreValidationError

@@ -96,7 +96,7 @@ class GraphState:
             Operation.UNLINK: self._plan_unlink,
             Operation.FORGET: self._plan_forget,
             Operation.IMPORT: self._plan_import,
-            **{op: self._plan_ledger for op in LEDGER_OPERATIONS},
+            **dict.fromkeys(LEDGER_OPERATIONS, self._plan_ledger),
         }
 
     # -- applying events -------------------------------------------------------------------

@@ -15,6 +15,7 @@ from .graph import register_graph
 from .guardrails import register_guardrails
 from .lifecycle import register_lifecycle
 from .memory import register_memory
+from .querying import register_query
 from .tracker import register_tracker
 
 
@@ -26,6 +27,7 @@ def build_registry(app: Decigraph) -> Registry:
     """
     registry = Registry()
     register_decisions(registry, app)
+    register_query(registry, app)
     register_lifecycle(registry, app)
     register_memory(registry, app)
     register_graph(registry, app)

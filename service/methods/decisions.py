@@ -9,24 +9,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from graph.model import ShortText
-from graph.timeutil import format_ts
-from retrieval.filters import RecallFilters
+from graph.timeutil import UtcDatetime, format_ts
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
+from service.usecases import maintenance, tracker
 from service.usecases.inputs import (
     DecisionChanges,
     DecisionListing,
-    DecisionQuery,
     RecordDecision,
     ReviewDecision,
     UpdateDecision,
+    end_of_day,
 )
 
-from .params import Params, wire
-from .views import decision_view, quality, reasons_view, state_view, suggestion_view
+from .params import NoParams, Params, wire
+from .views import decision_view, quality, suggestion_view
 
 ID_ALIASES = ("id", "decision_id", "decisionId")
 
@@ -109,12 +109,6 @@ class IdParams(Params):
     id: str
 
 
-class QueryParams(Params, DecisionQuery):
-    filters: RecallFilters = Field(default_factory=RecallFilters)
-    bridge_side: Literal["structure", "function"] | None = None
-    include_reasons: bool = False
-
-
 class UpdateFields(Params, DecisionChanges):
     model_config = wire(text="decision")
 
@@ -135,19 +129,34 @@ class ListParams(Params, DecisionListing):
 
 class StatsParams(Params):
     project: str | None = None
+    date_from: UtcDatetime | None = None
+    date_to: UtcDatetime | None = None
+
+    @field_validator("date_to", mode="before")
+    @classmethod
+    def _whole_day(cls, value: Any) -> Any:
+        return end_of_day(value)
 
 
 def recorded_view(made: usecases.Recorded) -> dict[str, Any]:
-    """The ``recordDecision`` answer (CSTP's snake_case)."""
+    """The ``recordDecision`` answer (CSTP's snake_case; the deliberation keys say what the
+    tracker attached, as CSTP's CLI reads them)."""
     node = made.node
+    extras = node.extras or {}
+    deliberation = extras.get("deliberation")
+    inputs = deliberation.get("inputs") if isinstance(deliberation, dict) else None
+    related = extras.get("related_to")
     return {
+        "deliberation_auto": bool(extras.get("deliberation_auto")),
+        "deliberation_inputs_count": len(inputs) if isinstance(inputs, list) else 0,
+        "related_count": len(related) if isinstance(related, list) else 0,
+        "bridge_auto": False,
         "success": True,
         "id": node.id,
         "indexed": True,
         "timestamp": format_ts(node.created_at),
         "quality": quality(node),
         "graph_edges_created": len(made.edges),
-        "related_count": len(made.suggestions),
         "suggestions": [suggestion_view(s) for s in made.suggestions],
         "guardrail_warnings": [w.to_dict() for w in made.verdict.warnings],
         "guardrail_override": made.overridden,
@@ -156,52 +165,16 @@ def recorded_view(made: usecases.Recorded) -> dict[str, Any]:
 
 def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
     def record(p: RecordParams, ctx: CallContext) -> Mapping[str, Any]:
-        return recorded_view(usecases.record_decision(app, p.command(), ctx.agent))
+        cmd = tracker.attach_deliberation(
+            app, p.command(), agent=ctx.agent, agent_id=p.agent_id, decision_id=p.decision_id
+        )
+        return recorded_view(usecases.record_decision(app, cmd, ctx.agent))
 
     def get(p: IdParams, ctx: CallContext) -> Mapping[str, Any]:
         read = usecases.read_node(app, p.id)
         if read is None:
             return {"found": False, "id": p.id}
         return {"found": True, "decision": decision_view(read)}
-
-    def query(p: QueryParams, ctx: CallContext) -> Mapping[str, Any]:
-        answer = usecases.query(app, p)
-        rows = []
-        for hit in answer.result.hits:
-            node = answer.nodes.get(hit.id)
-            if node is None:
-                continue
-            row: dict[str, Any] = {
-                "id": node.id,
-                "title": node.text,
-                "category": node.category,
-                "confidence": node.confidence,
-                "stakes": node.stakes,
-                **state_view(answer.states[node.id]),
-                "date": format_ts(node.created_at),
-                "distance": hit.distance,
-                "score": hit.score,
-                "foundBy": hit.found_by,
-                "outcome": node.outcome,
-                "tags": node.tags,
-                "pattern": node.pattern,
-            }
-            if p.include_reasons:
-                row["reasons"] = reasons_view(node)
-            rows.append(row)
-        scores = {
-            h.id: {"semantic": h.semantic, "keyword": h.keyword, "combined": h.score}
-            for h in answer.result.hits
-        }
-        return {
-            "decisions": rows,
-            "total": answer.result.total,
-            "query": p.query,
-            "queryTimeMs": round(answer.result.query_time_ms, 2),
-            "agent": ctx.agent,
-            "retrievalMode": answer.result.mode.value,
-            "scores": scores,
-        }
 
     def update(p: UpdateParams, ctx: CallContext) -> Mapping[str, Any]:
         made = usecases.update_decision(app, p, ctx.agent)
@@ -222,7 +195,13 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
     def review(p: ReviewParams, ctx: CallContext) -> Mapping[str, Any]:
         node = usecases.review_decision(app, p, ctx.agent)
         reviewed = format_ts(node.reviewed_at) if node.reviewed_at else None
-        return {"success": True, "id": node.id, "status": node.status, "reviewedAt": reviewed}
+        return {
+            "success": True,
+            "id": node.id,
+            "status": node.status,
+            "reviewedAt": reviewed,
+            "reindexed": True,  # the index follows the log: the review is searchable now
+        }
 
     def list_(p: ListParams, ctx: CallContext) -> Mapping[str, Any]:
         page, total = usecases.list_decisions(app, p)
@@ -234,22 +213,40 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
         }
 
     def stats(p: StatsParams, ctx: CallContext) -> Mapping[str, Any]:
-        counts = usecases.count_decisions(app, p.project)
+        counts = usecases.count_decisions(app, p.project, p.date_from, p.date_to)
+        days = sorted(counts.by["day"].items(), reverse=True)[:30]
         return {
+            "recentActivity": counts.recent,
             "total": counts.total,
             "byCategory": counts.by["category"],
             "byStakes": counts.by["stakes"],
             "byStatus": counts.by["status"],
             "byLifecycle": counts.by["lifecycle"],
             "byAgent": counts.by["agent"],
-            "byDay": counts.by["day"],
+            "byDay": [{"date": day, "count": n} for day, n in days],
             "topTags": [{"tag": tag, "count": n} for tag, n in counts.top_tags],
         }
 
     registry.add("cstp.recordDecision", RecordParams, record, writes=True)
     registry.add("cstp.getDecision", IdParams, get)
-    registry.add("cstp.queryDecisions", QueryParams, query)
     registry.add("cstp.updateDecision", UpdateParams, update, writes=True)
     registry.add("cstp.reviewDecision", ReviewParams, review, writes=True)
+
+    def reindex(p: NoParams, ctx: CallContext) -> Mapping[str, Any]:
+        done = maintenance.reindex(app)
+        return {
+            "success": True,
+            "decisionsIndexed": done.decisions,
+            "itemsEmbedded": done.embedded,
+            "errors": 0,
+            "durationMs": done.duration_ms,
+            "message": (
+                f"Indexed {done.decisions} decisions with 0 errors in {done.duration_ms}ms"
+                if done.decisions
+                else "No decisions found to index"
+            ),
+        }
+
+    registry.add("cstp.reindex", NoParams, reindex)
     registry.add("cstp.listDecisions", ListParams, list_)
     registry.add("cstp.getStats", StatsParams, stats)

@@ -49,6 +49,9 @@ class CallContext:
 
 
 Handler = Callable[[Any, CallContext], Mapping[str, Any]]
+#: Called after a method answered: ``(method name, params, result, context)``. CSTP's
+#: deliberation tracker listens this way to the reads an agent makes before deciding.
+CallObserver = Callable[[str, Any, Mapping[str, Any], CallContext], None]
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._methods: dict[str, Method] = {}
+        self.observers: list[CallObserver] = []
 
     def add(
         self,
@@ -248,6 +252,7 @@ class Dispatcher:
             raise invalid_params(exc) from None
         try:
             result = method.handler(params, context)
+            self._observe(name, params, result, context)
             if not warnings:
                 return result
             said = result.get(method.warnings_key)
@@ -257,6 +262,16 @@ class Dispatcher:
             raise domain_error(exc, method.params) from None
         except pydantic.ValidationError as exc:  # an input derived from valid params refused
             raise invalid_params(exc) from None
+
+
+    def _observe(
+        self, name: str, params: Any, result: Mapping[str, Any], context: CallContext
+    ) -> None:
+        for observer in self.registry.observers:
+            try:
+                observer(name, params, result, context)
+            except Exception:  # an observer never turns an answer into an error
+                logger.exception("observer failed after %s", name)
 
 
 def _error_response(request_id: Any, error: RpcError) -> dict[str, Any]:

@@ -149,6 +149,8 @@ class ReviewDecision(Input):
     actual_result: str | None = Field(default=None, max_length=MAX_CONTEXT)
     lessons: str | None = Field(default=None, max_length=MAX_CONTEXT)
     notes: str | None = Field(default=None, max_length=MAX_CONTEXT)
+    #: CSTP's KPI deltas the outcome moved (name -> value), kept with the review.
+    affected_kpis: dict[ShortText, float] | None = Field(default=None, max_length=100)
     expected_version: int | None = Field(default=None, ge=1)
 
 
@@ -216,10 +218,12 @@ class DecisionListing(Input):
     lifecycle: list[Lifecycle] | None = None
     tags: list[str] | None = None
     project: str | None = None
+    agent: ShortText | None = None
     date_from: UtcDatetime | None = None
     date_to: UtcDatetime | None = None
     search: str | None = Field(default=None, max_length=1_000)
-    sort: Literal["date", "confidence", "stakes"] = "date"
+    #: ``date`` and CSTP's ``created_at`` are the same order.
+    sort: Literal["date", "created_at", "confidence", "stakes", "category", "status"] = "date"
     order: Literal["asc", "desc"] = "desc"
     include_superseded: bool = True
 
@@ -227,3 +231,20 @@ class DecisionListing(Input):
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("order", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+    @field_validator("date_to", mode="before")
+    @classmethod
+    def _whole_day(cls, value: Any) -> Any:
+        return end_of_day(value)
+
+
+def end_of_day(value: Any) -> Any:
+    """A bare date as an upper bound means its whole day (CSTP appends ``T23:59:59``)."""
+    if isinstance(value, str) and len(value.strip()) == 10 and "T" not in value:
+        return value.strip() + "T23:59:59.999999Z"
+    return value

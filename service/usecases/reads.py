@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import networkx as nx
@@ -12,6 +14,7 @@ from graph.enums import NodeKind
 from graph.export import export_graph
 from graph.lifecycle import NodeState, node_state
 from graph.model import Node
+from graph.timeutil import format_ts
 from retrieval.filters import RecallFilters, passes
 from retrieval.matrix import Vector
 from retrieval.query import QueryResult, query_decisions
@@ -91,8 +94,11 @@ def query(app: Decigraph, q: DecisionQuery, vector: Vector | None = None) -> Que
     return Queried(result, nodes, {node_id: r.state for node_id, r in reads.items()})
 
 
-def list_decisions(app: Decigraph, q: DecisionListing) -> tuple[list[Read], int]:
-    """One page of decisions passing the filters, and how many pass in all.
+def list_decisions(
+    app: Decigraph, q: DecisionListing, also: RecallFilters | None = None
+) -> tuple[list[Read], int]:
+    """One page of decisions passing the filters (and ``also``, when given), and how many pass
+    in all.
 
     ``status`` and ``lifecycle`` filter exactly as in ``queryDecisions`` and ``recall``
     (:class:`retrieval.filters.RecallFilters`); a listing shows superseded decisions unless
@@ -110,14 +116,16 @@ def list_decisions(app: Decigraph, q: DecisionListing) -> tuple[list[Read], int]
         date_before=q.date_to,
         include_superseded=q.include_superseded,
     )
-    needle = (q.search or "").casefold()
+    words = _search_words(q.search)
     with app.store.lock:
         G = app.store.graph
         rows = [
             (node_id, attrs)
             for node_id, attrs in G.nodes(data=True)
             if passes(G, filters, node_id)
-            and (not needle or needle in str(attrs["text"]).casefold())
+            and (also is None or passes(G, also, node_id))
+            and (q.agent is None or attrs.get("recorded_by") == q.agent)
+            and (not words or _has_words(attrs, words))
         ]
 
         def key(row: tuple[str, dict[str, Any]]) -> tuple[Any, str]:
@@ -126,6 +134,8 @@ def list_decisions(app: Decigraph, q: DecisionListing) -> tuple[list[Read], int]
                 return (attrs.get("confidence", -1.0), node_id)
             if q.sort == "stakes":
                 return (_STAKES_ORDER.get(attrs.get("stakes", ""), -1), node_id)
+            if q.sort in ("category", "status"):
+                return (str(attrs.get(q.sort, "")), node_id)
             return (attrs["created_at"], node_id)
 
         rows.sort(key=key, reverse=q.order == "desc")
@@ -133,28 +143,67 @@ def list_decisions(app: Decigraph, q: DecisionListing) -> tuple[list[Read], int]
         return page, len(rows)
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _search_words(search: str | None) -> list[str]:
+    """CSTP's listDecisions ``search``: every word must occur (operators are just words)."""
+    return [w.casefold() for w in _WORD.findall(search or "")]
+
+
+def _has_words(attrs: dict[str, Any], words: list[str]) -> bool:
+    """Whether every word occurs in the statement, the context or the pattern (as CSTP's
+    full-text search over decision, context and pattern, by word prefix)."""
+    text = " ".join(str(attrs.get(k) or "") for k in ("text", "context", "pattern")).casefold()
+    present = set(_WORD.findall(text))
+    return all(any(token.startswith(word) for token in present) for word in words)
+
+
 @dataclass(frozen=True)
 class DecisionCounts:
     total: int
     by: dict[str, dict[str, int]]
     top_tags: list[tuple[str, int]]
+    #: Decisions created in the last 24 hours, 7 days and 30 days (with the same filters).
+    recent: dict[str, int]
 
 
-def count_decisions(app: Decigraph, project: str | None = None) -> DecisionCounts:
+def count_decisions(
+    app: Decigraph,
+    project: str | None = None,
+    date_from: datetime | None = None,
+    date_to: datetime | None = None,
+) -> DecisionCounts:
     """Decisions by category, stakes, review status, effective lifecycle, agent and day; the 20
-    most used tags."""
+    most used tags; how many were made recently. ``date_from``/``date_to`` bound ``created_at``
+    (inclusive)."""
     counts: dict[str, Counter[str]] = {
         name: Counter() for name in ("category", "stakes", "status", "lifecycle", "agent", "day")
     }
     tags: Counter[str] = Counter()
     total = 0
+    low = format_ts(date_from) if date_from is not None else None
+    high = format_ts(date_to) if date_to is not None else None
     with app.store.lock:
+        now = app.store.now()
+        since = {
+            "last24h": format_ts(now - timedelta(days=1)),
+            "last7d": format_ts(now - timedelta(days=7)),
+            "last30d": format_ts(now - timedelta(days=30)),
+        }
+        recent = dict.fromkeys(since, 0)
         G = app.store.graph
         for node_id, attrs in G.nodes(data=True):
             if attrs.get("kind", "decision") != "decision":
                 continue
             if project is not None and attrs.get("project") != project:
                 continue
+            created = str(attrs["created_at"])
+            if (low is not None and created < low) or (high is not None and created > high):
+                continue
+            for window, start in since.items():
+                if created >= start:
+                    recent[window] += 1
             total += 1
             counts["category"][str(attrs.get("category", "none"))] += 1
             counts["stakes"][str(attrs.get("stakes", "none"))] += 1
@@ -165,7 +214,8 @@ def count_decisions(app: Decigraph, project: str | None = None) -> DecisionCount
             counts["day"][str(attrs["created_at"])[:10]] += 1
             tags.update(attrs.get("tags", ()))
     top = sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
-    return DecisionCounts(total, {k: dict(sorted(v.items())) for k, v in counts.items()}, top)
+    by = {k: dict(sorted(v.items())) for k, v in counts.items()}
+    return DecisionCounts(total, by, top, recent)
 
 
 @dataclass(frozen=True)

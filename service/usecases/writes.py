@@ -259,6 +259,7 @@ def review_decision(app: Decigraph, cmd: ReviewDecision, actor: str) -> Node:
         actual_result=cmd.actual_result,
         lessons=cmd.lessons,
         notes=cmd.notes,
+        affected_kpis=cmd.affected_kpis,
         expected_version=cmd.expected_version,
     )
 

@@ -251,6 +251,12 @@ def _recall_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp import run_mcp
+
+    return run_mcp(args, _settings(args), _token)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from graph.export import export_graph
 
@@ -311,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("recall", cmd_recall, "intent-weighted hybrid recall for a query"),
         ("export", cmd_export, "export the graph as json, d3, graphml, cypher or csv"),
         ("sample", cmd_sample, "write the seeded sample store (for notebooks and demos)"),
+        ("mcp", cmd_mcp, "serve the MCP tools on stdio (the store, or a server with --url)"),
     ]:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--data-dir", dest="data_dir", default=None)
@@ -377,6 +384,10 @@ def build_parser() -> argparse.ArgumentParser:
                 "--format", choices=["json", "d3", "graphml", "cypher", "csv"], default="json"
             )
             cmd.add_argument("--out", default=None, help="directory to write to (default: stdout)")
+        if name == "mcp":
+            from .mcp import add_arguments
+
+            add_arguments(cmd)
         if name == "recall":
             cmd.add_argument("query")
             cmd.add_argument("--limit", type=int, default=10)
@@ -387,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Commands that may create files in the data directory: they run with umask 077, so the log,
 #: the snapshots and ChromaDB's files are owner-only (0600, directories 0700).
-WRITERS = frozenset({"serve", "import", "rebuild", "recall", "sample"})
+WRITERS = frozenset({"serve", "import", "rebuild", "recall", "sample", "mcp"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -26,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from graph.export import EXPORT_FORMATS
 from service.composition import Warmup, readiness
+from service.mcp.http import mount_mcp
 from service.methods import build_registry
 from service.rpc.errors import INTERNAL_ERROR, RpcError
 from service.rpc.protocol import CallContext, Dispatcher, encode_response, parse_body
@@ -198,6 +199,8 @@ def create_app(app: Decigraph, tokens: TokenTable, warmup: Warmup | None = None)
             return _json({"jsonrpc": "2.0", "error": error, "id": None})
 
     add_ui_routes(api, tokens)
+    # MCP (streamable HTTP) at /mcp: the same tokens and the same dispatcher as /cstp.
+    mount_mcp(api, dispatcher, tokens, limit)
 
     install_openapi(api, registry)
     return api

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("graph", "retrieval", "service")
-TRANSPORTS = ("methods", "http", "cli", "client", "analyst", "rpc")
+TRANSPORTS = ("methods", "http", "cli", "client", "analyst", "rpc", "mcp")
 MUTATION = re.compile(
     r"\.store\.(record|remember|update|review|set_lifecycle|link|link_many|unlink|supersede|"
     r"forget|import_graph)\(|retrieval\.writes|DualIndex\.open|ChromaVectorIndex\.|"

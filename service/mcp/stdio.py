@@ -1,0 +1,60 @@
+"""MCP over stdio (``decigraph mcp``): the tools call a JSON-RPC client of the store, either
+in-process (the store opened here, calls made as the ``--agent``) or a running server over HTTP
+(its bearer token decides the agent).
+
+stdout carries the protocol and nothing else: while the server runs, Python's ``sys.stdout``
+points at stderr, so a stray print from a library cannot corrupt a message.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from io import TextIOWrapper
+from typing import Any
+
+import anyio
+import httpx
+
+from service.client import AnalystError, Transport
+
+from .server import Invoke, build_server
+
+
+def transport_invoke(transport: Transport) -> Invoke:
+    """Calls through a JSON-RPC client (:mod:`service.client`) as JSON-RPC responses; the client
+    carries the identity (its agent in-process, its token over HTTP)."""
+
+    def invoke(method: str, params: dict[str, Any], agent: str) -> Mapping[str, Any]:
+        try:
+            return {"result": transport.call(method, params)}
+        except AnalystError as exc:
+            return {"error": {"code": exc.code, "message": exc.message, "data": exc.data}}
+        except httpx.TransportError as exc:
+            message = f"cannot reach the server at {transport.description}: {exc}"
+            return {"error": {"code": -32003, "message": message, "data": {"retryable": True}}}
+
+    return invoke
+
+
+def serve_stdio(invoke: Invoke, agent: str) -> None:
+    """Serve MCP on stdin/stdout until the client closes stdin."""
+    server = build_server(invoke, agent)
+    protocol = sys.stdout
+    stdout = anyio.wrap_file(TextIOWrapper(protocol.buffer, encoding="utf-8"))
+
+    async def run() -> None:
+        async with build_stdio(stdout) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    sys.stdout = sys.stderr
+    try:
+        anyio.run(run)
+    finally:
+        sys.stdout = protocol
+
+
+def build_stdio(stdout: anyio.AsyncFile[str]) -> Any:
+    from mcp.server.stdio import stdio_server
+
+    return stdio_server(stdout=stdout)

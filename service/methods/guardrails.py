@@ -17,9 +17,10 @@ from service import usecases
 from service.rpc.protocol import CallContext, Registry
 from service.usecases.gate import GRAPH_GUARDRAIL, graph_rule_description
 from service.usecases.inputs import Input, ProposedAction
+from service.usecases.rules import Check, Rule
 
 from .decisions import recorded_view
-from .params import NoParams, Params, wire
+from .params import Params, wire
 
 
 class ActionParams(Params, ProposedAction):
@@ -70,31 +71,53 @@ def verdict_fields(verdict: usecases.Verdict) -> dict[str, Any]:
     }
 
 
+class ListRulesParams(Params):
+    #: CSTP's ``list-guardrails --scope``: leave out rules scoped elsewhere.
+    scope: str | None = None
+
+
+def check_view(check: Check) -> dict[str, Any]:
+    """A condition as decigraph declares it (``op``) and as CSTP's CLI reads it
+    (``operator``; a requirement's ``expected``)."""
+    return {**check.model_dump(), "operator": check.op, "expected": check.value}
+
+
+def rule_view(rule: Rule) -> dict[str, Any]:
+    """A rule as listGuardrails answers: CSTP's ``scope`` is a list of the values a rule is
+    limited to (the CLI joins it with commas); ``scopeBy`` says which field each is for."""
+    return {
+        "id": rule.id,
+        "description": rule.description,
+        "action": rule.action,
+        "scope": sorted({value for values in rule.scope.values() for value in values}),
+        "scopeBy": rule.scope,
+        "conditions": [check_view(c) for c in rule.conditions],
+        "requirements": [check_view(c) for c in rule.requirements],
+    }
+
+
+def _in_scope(rule: Mapping[str, Any], scope: str) -> bool:
+    """CSTP: an unscoped rule always applies; a scoped one only where it names ``scope``."""
+    return not rule["scope"] or scope in rule["scope"]
+
+
 def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
     def check(p: CheckParams, ctx: CallContext) -> Mapping[str, Any]:
         return verdict_fields(usecases.check(app, p.action))
 
-    def list_rules(p: NoParams, ctx: CallContext) -> Mapping[str, Any]:
-        rules = [
-            {
-                "id": r.id,
-                "description": r.description,
-                "action": r.action,
-                "scope": r.scope,
-                "conditions": [c.model_dump() for c in r.conditions],
-                "requirements": [c.model_dump() for c in r.requirements],
-            }
-            for r in app.rules
-        ]
+    def list_rules(p: ListRulesParams, ctx: CallContext) -> Mapping[str, Any]:
+        rules = [rule_view(r) for r in app.rules]
         graph_rule = {
             "id": GRAPH_GUARDRAIL,
             "description": graph_rule_description(app),
             "action": "block",
-            "scope": {},
+            "scope": [],
+            "scopeBy": {},
             "conditions": [],
             "requirements": [],
         }
-        return {"guardrails": [*rules, graph_rule], "count": len(rules) + 1}
+        listed = [r for r in [*rules, graph_rule] if p.scope is None or _in_scope(r, p.scope)]
+        return {"guardrails": listed, "count": len(listed)}
 
     def pre_action(p: PreActionParams, ctx: CallContext) -> Mapping[str, Any]:
         options = p.options or PreActionOptions()
@@ -129,5 +152,5 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
         return result
 
     registry.add("cstp.checkGuardrails", CheckParams, check)
-    registry.add("cstp.listGuardrails", NoParams, list_rules)
+    registry.add("cstp.listGuardrails", ListRulesParams, list_rules)
     registry.add("cstp.preAction", PreActionParams, pre_action, writes=True)

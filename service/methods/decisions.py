@@ -16,6 +16,7 @@ from graph.timeutil import UtcDatetime, format_ts
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
 from service.usecases import maintenance, tracker
+from service.usecases.compaction import compaction_level
 from service.usecases.inputs import (
     DecisionChanges,
     DecisionListing,
@@ -201,6 +202,7 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
             "status": node.status,
             "reviewedAt": reviewed,
             "reindexed": True,  # the index follows the log: the review is searchable now
+            "compactionLevel": compaction_level(app, node),
         }
 
     def list_(p: ListParams, ctx: CallContext) -> Mapping[str, Any]:

@@ -151,6 +151,7 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
             result["suggestions"] = made["suggestions"]
         return result
 
-    registry.add("cstp.checkGuardrails", CheckParams, check)
+    # Its answer's ``warnings`` are the guardrails' (CSTP): ignored params go beside them.
+    registry.add("cstp.checkGuardrails", CheckParams, check, warnings_key="paramWarnings")
     registry.add("cstp.listGuardrails", ListRulesParams, list_rules)
     registry.add("cstp.preAction", PreActionParams, pre_action, writes=True)

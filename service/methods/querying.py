@@ -20,6 +20,7 @@ from retrieval.filters import RecallFilters
 from retrieval.query import RetrievalMode
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
+from service.usecases.compaction import compaction_levels
 from service.usecases.inputs import DecisionListing, DecisionQuery
 from service.usecases.search import bridge_search
 
@@ -91,15 +92,31 @@ def summary_row(node: Node, p: QueryParams, distance: float) -> dict[str, Any]:
     return row
 
 
+def compacted(app: usecases.Decigraph, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """CSTP's ``compacted``: each row says its compaction level, and wisdom-level decisions
+    (old, reviewed, neither preserved nor structurally important) are left out: they are
+    summed up by ``getWisdom`` instead."""
+    levels = compaction_levels(app, [row["id"] for row in rows])
+    kept = []
+    for row in rows:
+        level = levels.get(row["id"], "full")
+        if level != "wisdom":
+            kept.append({**row, "compactionLevel": level})
+    return kept
+
+
 def register_query(registry: Registry, app: usecases.Decigraph) -> None:
     def query(p: QueryParams, ctx: CallContext) -> Mapping[str, Any]:
         filters = p.effective_filters()
         limit = p.wanted()
         if not p.query:
             return listing(p, filters, limit, ctx)
-        limit = min(limit, SEARCH_LIMIT)
+        said: list[str] = []
+        if limit > SEARCH_LIMIT:
+            said.append(f"limit: {limit} is above {SEARCH_LIMIT} for a search; clamped")
+            limit = SEARCH_LIMIT
         if p.bridge_side is not None:
-            return side_search(p, filters, limit, ctx)
+            return {**side_search(p, filters, limit, ctx), **({"warnings": said} if said else {})}
         answer = usecases.query(app, p.model_copy(update={"filters": filters, "limit": limit}))
         rows = []
         for hit in answer.result.hits:
@@ -113,6 +130,8 @@ def register_query(registry: Registry, app: usecases.Decigraph) -> None:
             row = summary_row(node, p, distance if distance is not None else 1.0)
             row.update(state_view(answer.states[node.id]), score=hit.score, foundBy=hit.found_by)
             rows.append(row)
+        if p.compacted:
+            rows = compacted(app, rows)
         scores = {
             h.id: {"semantic": h.semantic, "keyword": h.keyword, "combined": h.score}
             for h in answer.result.hits
@@ -126,6 +145,7 @@ def register_query(registry: Registry, app: usecases.Decigraph) -> None:
             "agent": ctx.agent,
             "retrievalMode": answer.result.mode.value,
             "scores": scores,
+            **({"warnings": said} if said else {}),
         }
 
     def listing(
@@ -146,6 +166,8 @@ def register_query(registry: Registry, app: usecases.Decigraph) -> None:
             row = summary_row(read.node, p, 0.0)
             row.update(state_view(read.state))
             rows.append(row)
+        if p.compacted:
+            rows = compacted(app, rows)
         return {
             "decisions": rows,
             "total": len(rows),

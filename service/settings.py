@@ -37,3 +37,24 @@ class Settings(BaseSettings):
     (:mod:`graph.algorithms.salience`) means the same at every graph size: 0 for a decision
     nothing relies on, 0.46 / 0.63 / 0.72 for one / two / three direct dependents; 0.5 protects
     a decision two or more decisions rely on (directly or through each other)."""
+    tracker_input_ttl: float = Field(
+        default=300.0,
+        gt=0,
+        validation_alias=AliasChoices("CSTP_TRACKER_INPUT_TTL", "DECIGRAPH_TRACKER_INPUT_TTL"),
+    )
+    """Seconds a read stays in the deliberation tracker (CSTP's variable is accepted too)."""
+    tracker_session_ttl: float = Field(
+        default=1800.0,
+        gt=0,
+        validation_alias=AliasChoices("CSTP_TRACKER_SESSION_TTL", "DECIGRAPH_TRACKER_SESSION_TTL"),
+    )
+    """Seconds of inactivity after which a tracker session expires."""
+    tracker_history_size: int = Field(
+        default=50,
+        ge=0,
+        le=1_000,
+        validation_alias=AliasChoices(
+            "CSTP_TRACKER_HISTORY_SIZE", "DECIGRAPH_TRACKER_HISTORY_SIZE"
+        ),
+    )
+    """Consumed or expired tracker sessions kept per agent (``debugTracker``'s history)."""

@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from graph.deliberation import DeliberationTracker
 from graph.store import DecisionStore
 from retrieval.autoedges import AutoEdgeConfig
 from retrieval.index import DualIndex
 from service.settings import Settings
 
+from .breaker_model import BreakerRuntime
 from .rules import Rule
 
 
@@ -32,6 +34,10 @@ class Decigraph:
     auto_edges: AutoEdgeConfig = field(default_factory=AutoEdgeConfig)
     read_only: bool = False
     on_gated: Callable[[], None] | None = None
+    #: CSTP's deliberation tracker: in memory, per process (``usecases.tracker``).
+    tracker: DeliberationTracker = field(default_factory=DeliberationTracker)
+    #: Circuit breakers: their configuration and the half-open probes (``usecases.breakers``).
+    breakers: BreakerRuntime = field(default_factory=BreakerRuntime)
 
     def close(self) -> None:
         try:

@@ -27,6 +27,7 @@ from retrieval.index import DualIndex
 from retrieval.vector import ChromaVectorIndex
 
 from .settings import Settings
+from .usecases.breaker_model import BreakerRuntime, load_breakers
 from .usecases.context import Decigraph
 from .usecases.rules import Rule, load_rules
 
@@ -93,9 +94,10 @@ def open_app(
     private in-memory ChromaDB; ``"auto"`` is the writer when it can be, else read-only.
     """
     rules = load_rules(rule_paths(settings))  # bad rules stop start-up, before any lock
+    breakers = BreakerRuntime(load_breakers(rule_paths(settings)))  # so do bad breakers
     if mode != "read_only":
         try:
-            return _writer(settings, embedder, rules)
+            return _writer(settings, embedder, rules, breakers)
         except StoreLockedError:
             if mode == "writer":
                 raise
@@ -106,17 +108,19 @@ def open_app(
     except BaseException:
         store.close()
         raise
-    return Decigraph(settings, store, index, rules, read_only=True)
+    return Decigraph(settings, store, index, rules, read_only=True, breakers=breakers)
 
 
-def _writer(settings: Settings, embedder: Embedder | None, rules: list[Rule]) -> Decigraph:
+def _writer(
+    settings: Settings, embedder: Embedder | None, rules: list[Rule], breakers: BreakerRuntime
+) -> Decigraph:
     store = open_store(settings)
     try:
         index = open_index(store, settings, embedder)
     except BaseException:
         store.close()
         raise
-    return Decigraph(settings, store, index, rules)
+    return Decigraph(settings, store, index, rules, breakers=breakers)
 
 
 class Warmup:

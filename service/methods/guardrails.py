@@ -103,7 +103,7 @@ def _in_scope(rule: Mapping[str, Any], scope: str) -> bool:
 
 def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
     def check(p: CheckParams, ctx: CallContext) -> Mapping[str, Any]:
-        return verdict_fields(usecases.check(app, p.action))
+        return verdict_fields(usecases.check(app, p.action, agent=ctx.agent))
 
     def list_rules(p: ListRulesParams, ctx: CallContext) -> Mapping[str, Any]:
         rules = [rule_view(r) for r in app.rules]

@@ -21,6 +21,7 @@ from graph.lifecycle import effective_lifecycle
 from retrieval.autoedges import Suggestion, contradiction_suggestions
 from retrieval.matrix import Vector
 
+from .breakers import gate_breakers
 from .context import Decigraph
 from .rules import Finding, Verdict, evaluate_rules
 
@@ -78,11 +79,15 @@ class Judgement:
     contradictions: list[Suggestion] = field(default_factory=list)
 
 
-def judge(app: Decigraph, cand: Candidate, vector: Vector | None) -> Judgement:
-    """Every guardrail's verdict on ``cand``; ``vector`` is its statement's embedding.
+def judge(
+    app: Decigraph, cand: Candidate, vector: Vector | None, *, agent: str | None = None
+) -> Judgement:
+    """Every guardrail's verdict on ``cand``; ``vector`` is its statement's embedding and
+    ``agent`` who acts (circuit breakers scoped ``agent:<id>`` match it).
 
     Hold ``app.store.lock`` around this and the write it admits. A guardrail that fails while
-    evaluating blocks, with the failure in its message (fail closed).
+    evaluating blocks, with the failure in its message (fail closed). Circuit breakers come
+    last: a half-open breaker's probe goes only to an action nothing else blocks.
     """
     require_targets(app, cand)
     verdict = Verdict()
@@ -97,6 +102,7 @@ def judge(app: Decigraph, cand: Candidate, vector: Vector | None) -> Judgement:
     except Exception as exc:  # fail closed
         message = f"guardrail {GRAPH_GUARDRAIL} could not be evaluated: {exc}"
         verdict.add(Finding(GRAPH_GUARDRAIL, GRAPH_GUARDRAIL_NAME, message, "block"))
+    gate_breakers(app, cand.fields, agent, verdict)
     return Judgement(verdict, found)
 
 

@@ -20,16 +20,23 @@ from .rules import GuardrailBlockedError, Verdict
 from .writes import Recorded, embed_decision, record_decision, rule_view
 
 
-def check(app: Decigraph, action: ProposedAction, vector: Vector | None = None) -> Verdict:
-    """Every guardrail's verdict on recording ``action`` now; nothing is written.
+def check(
+    app: Decigraph,
+    action: ProposedAction,
+    vector: Vector | None = None,
+    *,
+    agent: str | None = None,
+) -> Verdict:
+    """Every guardrail's verdict on ``agent`` recording ``action`` now; nothing is logged.
 
-    ``vector`` is the statement's embedding when the caller already has it."""
+    ``vector`` is the statement's embedding when the caller already has it. A half-open
+    circuit breaker's probe is taken in memory, as CSTP's check takes it."""
     if vector is None:
         vector = app.index.embed([action.text])[0]
     cand = candidate(
         rule_view(action), contradicts=action.contradicts, supersedes=action.supersedes
     )
-    return judge(app, cand, vector).verdict
+    return judge(app, cand, vector, agent=agent).verdict
 
 
 @dataclass
@@ -64,7 +71,7 @@ def pre_action(
         q = DecisionQuery(query=action.text, limit=query_limit, retrieval_mode=RetrievalMode.HYBRID)
         relevant = query(app, q, vector=vectors[1])
     if cmd is None:
-        return PreActionResult(check(app, action, vectors[1]), relevant)
+        return PreActionResult(check(app, action, vectors[1], agent=actor), relevant)
     try:
         recorded = record_decision(app, cmd, actor, rule_fields=rule_view(action), vectors=vectors)
     except GuardrailBlockedError as exc:

@@ -98,7 +98,8 @@ def set_lifecycle(app: Decigraph, cmd: SetLifecycle, actor: str) -> LifecycleSet
             return _write(app, cmd, target, actor, previous)
         if current.text != statement:
             vector = app.index.embed([current.text])[0]
-        verdict = judge(app, reactivation_candidate(app, current, target), vector).verdict
+        reactivated = reactivation_candidate(app, current, target)
+        verdict = judge(app, reactivated, vector, agent=actor).verdict
         note = admit(verdict, cmd.override)
         if app.on_gated is not None:
             app.on_gated()

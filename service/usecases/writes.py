@@ -147,7 +147,7 @@ def record_decision(
     edges += links
     with app.store.lock:
         if skip_guardrails is None:
-            judged = judge(app, cand, statement_vector)
+            judged = judge(app, cand, statement_vector, agent=actor)
             note = admit(judged.verdict, cmd.override)
             verdict, contradictions = judged.verdict, judged.contradictions
         else:
@@ -242,7 +242,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
                 if k == EdgeType.SUPERSEDES.value
             ]
             cand = candidate(merged, supersedes=superseded, node_id=cmd.id)
-            verdict = judge(app, cand, vectors[1]).verdict
+            verdict = judge(app, cand, vectors[1], agent=actor).verdict
             note = admit(verdict, cmd.override)
             if app.on_gated is not None:
                 app.on_gated()

@@ -73,8 +73,8 @@ class MemoryVectorIndex:
     def get_vectors(self, ids: Sequence[str]) -> dict[str, Any]:
         return {i: self.rows[i][0] for i in ids if i in self.rows}
 
-    def fingerprints(self) -> dict[str, str]:
-        return {i: str(meta.get("fp", "")) for i, (_, meta) in self.rows.items()}
+    def fingerprints(self, key: str = "fp") -> dict[str, str]:
+        return {i: str(meta.get(key, "")) for i, (_, meta) in self.rows.items()}
 
     def all_ids(self) -> set[str]:
         return set(self.rows)

@@ -22,6 +22,7 @@ import httpx
 import orjson
 import pytest
 from fastapi.routing import APIRoute
+from starlette.routing import Mount, Route
 
 from service.http.app import create_app
 from service.http.auth import TokenTable
@@ -65,6 +66,11 @@ def app_routes(tmp_path: Path) -> list[tuple[str, str]]:
         api = create_app(app, TokenTable({TOKEN_A: "agent-a"}))
         routes = []
         for route in api.routes:
+            if isinstance(route, Route | Mount) and route.path == "/mcp":
+                # The MCP endpoint (an ASGI app answering every method, at /mcp and below).
+                routes += [(method, "/mcp") for method in ("DELETE", "GET", "POST")]
+                routes += [(method, "/mcp/") for method in ("DELETE", "GET", "POST")]
+                continue
             assert isinstance(route, APIRoute), f"unexpected route type {route!r}"
             for method in sorted(route.methods):
                 path = re.sub(
@@ -157,6 +163,7 @@ def test_the_route_list_is_what_we_think(routes: list[tuple[str, str]]) -> None:
         ("GET", "/ui"),
         ("GET", "/ui/explorer.js"),
         ("GET", "/openapi.json"),
+        *((method, path) for method in ("DELETE", "GET", "POST") for path in ("/mcp", "/mcp/")),
     }
 
 
@@ -282,6 +289,11 @@ def test_a_token_acts_only_as_its_own_agent(live: Live) -> None:
             ),
             ("cstp.unlinkDecisions", {"sourceId": mine, "targetId": theirs, field: "agent-b"}),
             ("cstp.preAction", {"action": {"description": "x", field: "agent-b"}}),
+            ("cstp.setPreserve", {"id": theirs, field: "agent-b"}),
+            ("cstp.recordThought", {"id": theirs, "text": "claimed", field: "agent-b"}),
+            ("cstp.resetCircuit", {"scope": "stakes:high", field: "agent-b"}),
+            ("cstp.ingestEvidence", {"events": [{"event_type": "pr_opened"}], field: "b"}),
+            ("cstp.linkEvidence", {"decision_id": theirs, "event_seqs": [], field: "b"}),
         ]
     attempts.append(("cstp.updateDecision", {"id": theirs, "updates": {"updatedBy": "agent-b"}}))
     for method, params in attempts:

@@ -7,6 +7,7 @@ from service.rpc.protocol import Registry
 from service.usecases import Decigraph
 
 from .agents import register_agents
+from .analytics import register_analytics
 from .breakers import register_breakers
 from .compaction import register_compaction
 from .decisions import register_decisions
@@ -33,6 +34,7 @@ def build_registry(app: Decigraph) -> Registry:
     register_graph(registry, app)
     register_guardrails(registry, app)
     register_agents(registry, app)
+    register_analytics(registry, app)
     register_compaction(registry, app)
     register_breakers(registry, app)
     register_evidence(registry, app)

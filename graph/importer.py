@@ -41,7 +41,9 @@ from .lifecycle import stored_attrs
 from .model import Edge, Node
 
 IMPORT_FORMATS = ("json", "d3", "graphml", "csv")
-NODE_STRUCTURED = frozenset({"reasons", "tags", "bridge", "entities", "past_reviews"})
+NODE_STRUCTURED = frozenset(
+    {"reasons", "tags", "bridge", "entities", "past_reviews", "extras", "affected_kpis"}
+)
 """Node attributes that flat formats (GraphML, CSV) hold as JSON text."""
 EDGE_STRUCTURED = frozenset({"meta"})
 """Edge attributes that flat formats hold as JSON text."""

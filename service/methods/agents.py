@@ -226,11 +226,19 @@ def _profile_line(profile: Mapping[str, Any]) -> str:
     return "- " + "; ".join(parts)
 
 
+def _breaker_wait(remaining_ms: Any) -> str:
+    """When an open breaker lets a probe through; a half-open one (no cooldown left) already
+    does."""
+    if remaining_ms is None:
+        return "the next matching check is the probe"
+    return f"resets in {int(remaining_ms) // 1000}s"
+
+
 def _cstp_sections(cstp: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """CSTP's Markdown sections, in its order: (title, lines)."""
     breakers = [
         f"- [{str(b['state']).upper()}] {b['scope']} — {b['failure_count']}/"
-        f"{b['failure_threshold']} failures, resets in {int(b['cooldown_remaining_ms']) // 1000}s"
+        f"{b['failure_threshold']} failures, {_breaker_wait(b.get('cooldown_remaining_ms'))}"
         for b in cstp.get("circuitBreakers", ())
     ]
     calibration = ["| Category | Reviewed | Accuracy | Brier | Tendency |", "|---|---|---|---|---|"]

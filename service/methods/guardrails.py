@@ -6,15 +6,20 @@ is accepted too), so what an agent checks is exactly what it would record.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import Field
 
-from graph.model import MAX_PATTERN, MAX_REASONS, Reason, Tags
+from graph.enums import Category
+from graph.model import MAX_PATTERN, MAX_REASONS, Node, Reason, Tags
+from graph.timeutil import format_ts
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
+from service.usecases.analytics import CalibrationFilters, CalibrationQuery, calibration
+from service.usecases.compaction import compaction_levels
 from service.usecases.gate import GRAPH_GUARDRAIL, graph_rule_description
 from service.usecases.inputs import Input, ProposedAction
 from service.usecases.rules import Check, Rule
@@ -33,7 +38,10 @@ class CheckParams(Params):
 
 class PreActionOptions(Params):
     query_limit: int = Field(default=5, ge=0, le=50)
+    #: Off unless asked (CSTP records by default): asking first should not write; CSTP's MCP
+    #: tool, which does record by default, sends it explicitly.
     auto_record: bool = False
+    include_patterns: bool = True
 
 
 class PreActionExtras(Input):
@@ -101,6 +109,57 @@ def _in_scope(rule: Mapping[str, Any], scope: str) -> bool:
     return not rule["scope"] or scope in rule["scope"]
 
 
+def relevant_view(node: Node, score: float, level: str) -> dict[str, Any]:
+    """A relevant decision as CSTP's preAction lists it (a DecisionSummary with its reasons,
+    lessons, bridge and compaction level; ``distance`` is 1 - the hybrid score)."""
+    row: dict[str, Any] = {
+        "id": node.id,
+        "title": node.text,
+        "category": node.category,
+        "confidence": node.confidence,
+        "stakes": node.stakes,
+        "status": node.status,
+        "date": format_ts(node.created_at),
+        "distance": round(1.0 - score, 6),
+        "score": score,
+        "compactionLevel": level,
+    }
+    if node.outcome is not None:
+        row["outcome"] = node.outcome
+    if node.reasons:
+        row["reasons"] = [r.model_dump(mode="json") for r in node.reasons]
+    if node.lessons:
+        row["lessons"] = node.lessons
+    if node.pattern:
+        row["pattern"] = node.pattern
+    if node.tags:
+        row["tags"] = node.tags
+    if node.bridge is not None:
+        row["bridge"] = node.bridge.model_dump(mode="json", exclude_none=True)
+    return row
+
+
+def patterns_summary(relevant: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The relevant decisions grouped by pattern (most used first, then by name)."""
+    groups: dict[str, list[str]] = {}
+    for row in relevant:
+        if row.get("pattern"):
+            groups.setdefault(row["pattern"], []).append(row["id"])
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return [{"pattern": k, "count": len(v), "exampleIds": v[:3]} for k, v in ranked]
+
+
+def calibration_context(app: usecases.Decigraph, category: Category | None) -> dict[str, Any]:
+    """CSTP's ``calibrationContext``: the calibration of the action's category (at least five
+    reviewed decisions), else ``{reviewedDecisions: 0}``."""
+    query = CalibrationQuery(filters=CalibrationFilters(category=category))
+    overall = calibration(app, query)["overall"]
+    if overall is None:
+        return {"reviewedDecisions": 0}
+    keys = ("reviewedDecisions", "brierScore", "accuracy", "calibrationGap", "interpretation")
+    return {key: overall[key] for key in keys if key in overall}
+
+
 def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
     def check(p: CheckParams, ctx: CallContext) -> Mapping[str, Any]:
         return verdict_fields(usecases.check(app, p.action, agent=ctx.agent))
@@ -120,6 +179,7 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
         return {"guardrails": listed, "count": len(listed)}
 
     def pre_action(p: PreActionParams, ctx: CallContext) -> Mapping[str, Any]:
+        started = time.perf_counter()
         options = p.options or PreActionOptions()
         outcome = usecases.pre_action(
             app,
@@ -130,16 +190,21 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
         )
         relevant = []
         if outcome.relevant is not None:
+            levels = compaction_levels(app, [h.id for h in outcome.relevant.result.hits])
             for hit in outcome.relevant.result.hits:
                 node = outcome.relevant.nodes.get(hit.id)
                 if node is not None:
-                    relevant.append({"id": node.id, "title": node.text, "score": hit.score})
+                    relevant.append(relevant_view(node, hit.score, levels.get(node.id, "full")))
         verdict = outcome.verdict
+        action = p.merged_action()
         result: dict[str, Any] = {
             "allowed": verdict.allowed,
             "relevantDecisions": relevant,
             "guardrailResults": [f.to_dict() for f in verdict.findings()],
             "decisionId": None,
+            "calibrationContext": calibration_context(app, action.category),
+            "patternsSummary": patterns_summary(relevant) if options.include_patterns else [],
+            "queryTimeMs": round((time.perf_counter() - started) * 1000),
         }
         if not verdict.allowed:
             result["blockReasons"] = [v.message for v in verdict.violations]

@@ -263,7 +263,6 @@ class Dispatcher:
         except pydantic.ValidationError as exc:  # an input derived from valid params refused
             raise invalid_params(exc) from None
 
-
     def _observe(
         self, name: str, params: Any, result: Mapping[str, Any], context: CallContext
     ) -> None:

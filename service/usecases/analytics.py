@@ -74,6 +74,8 @@ class Row:
     review_by: datetime | None
     reasons: tuple[tuple[str, float], ...]
     active: bool
+    #: The version read, so a write based on this snapshot fails if the decision changed since.
+    version: int = 1
 
     @property
     def reviewed(self) -> bool:
@@ -126,6 +128,7 @@ def scan(app: Decigraph) -> list[Row]:
                     review_by=None if due is None else parse_ts(str(due)),
                     reasons=reasons,
                     active=is_active(G, node_id),
+                    version=int(attrs.get("version", 1)),
                 )
             )
     rows.sort(key=lambda r: (r.created, r.id))

@@ -365,6 +365,7 @@ def attribute_outcomes(app: Decigraph, cmd: AttributeOutcomes, actor: str) -> di
         r
         for r in scan(app)
         if r.status == ReviewStatus.PENDING.value
+        and r.active  # a superseded or rejected decision has no outcome to attribute
         and r.project == cmd.project
         and (since is None or format_ts(r.created)[:10] >= since)
     ]
@@ -381,7 +382,10 @@ def attribute_outcomes(app: Decigraph, cmd: AttributeOutcomes, actor: str) -> di
             done.append(Attribution(r.id, reason, True))
             continue
         try:
-            review = ReviewDecision(id=r.id, outcome=Outcome.SUCCESS, notes=reason)
+            # Reviewed only as read: a decision changed meanwhile is reported, not reviewed twice.
+            review = ReviewDecision(
+                id=r.id, outcome=Outcome.SUCCESS, notes=reason, expected_version=r.version
+            )
             review_decision(app, review, actor)
         except DecigraphError as exc:
             done.append(Attribution(r.id, reason, False, str(exc)))

@@ -145,7 +145,8 @@ def test_link_unlink_remember_recall(server: Server) -> None:
         ({}, "decision"),
         ({"decision": "x", "confidence": 2}, "confidence"),
         ({"decision": "x", "category": "vibes"}, "category"),
-        ({"decision": "x", "colour": "red"}, "colour"),
+        ({"decision": "x", "recordedBy": "someone-else"}, "recordedBy"),
+        ({"decision": "x", "project_context": {"pr": [1]}}, "project_context.pr"),
         ({"decision": "x", "reasons": [{"type": "hunch", "text": "t"}]}, "reasons.0.type"),
     ],
 )
@@ -153,6 +154,13 @@ def test_invalid_params_name_the_field(server: Server, params: dict[str, Any], f
     answer = server.call("cstp.recordDecision", params)
     assert answer["error"]["code"] == -32602
     assert answer["error"]["data"]["field"] == field
+
+
+def test_unknown_params_are_ignored_and_reported(server: Server) -> None:
+    made = server.ok(
+        "cstp.recordDecision", {"decision": "Use Caddy as the edge proxy", "colour": "red"}
+    )
+    assert made["warnings"] == ["colour: not a known parameter; ignored"]
 
 
 def test_protocol_errors(server: Server) -> None:

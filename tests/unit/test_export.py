@@ -111,3 +111,25 @@ def test_unknown_format_is_refused(G: nx.MultiDiGraph[str]) -> None:
     with pytest.raises(ValidationError) as info:
         export_graph(G, "xlsx")
     assert info.value.field == "format"
+
+
+def test_every_structured_node_field_is_decoded_on_import() -> None:
+    """Flat formats hold lists and objects as JSON text; the importer decodes only the fields it
+    names, so a new list or object field of a node must be named there too."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from graph.importer import NODE_STRUCTURED
+    from graph.model import Node
+
+    def structured(annotation: object) -> bool:
+        origin = typing.get_origin(annotation)
+        if origin in (list, dict) or annotation in (list, dict):
+            return True
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return True
+        return any(structured(arg) for arg in typing.get_args(annotation))
+
+    wanted = {name for name, f in Node.model_fields.items() if structured(f.annotation)}
+    assert wanted == set(NODE_STRUCTURED)

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report_base import NA, Report
 from bench.report_contradictions import contradictions
+from bench.report_cstp import cstp_parity
 from bench.report_sections import (
     graph_section,
     keyword,
@@ -123,6 +124,7 @@ def render(results: Path) -> str:
         quality,
         contradictions,
         keyword,
+        cstp_parity,
     ):
         section(body)
     r.out("## Targets", "")

@@ -61,6 +61,7 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
         1800,
     ),
     "import": ("bench_import.py", [], ["--items", "200"], 1800),
+    "cstp": ("bench_cstp.py", [], ["--size", "1000", "--calls", "30", "--writes", "20"], 1800),
     "startup": ("bench_startup.py", [], ["--size", "2000", "--runs", "1", "--tail", "50"], 3600),
 }
 

@@ -46,14 +46,27 @@ MetaValue = str | int | float | bool
 MAX_EXTRAS_JSON = 65_536
 
 
+def extras_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be kept as client fields (``None`` when it can): it must be JSON
+    the log can hold (integers of at most 64 bits, finite numbers) and at most
+    :data:`MAX_EXTRAS_JSON` bytes of it."""
+    try:
+        text = orjson.dumps(value)
+    except TypeError as exc:  # an integer past 64 bits, a value that is not JSON
+        return f"must hold only JSON values that fit 64-bit integers ({exc})"
+    if len(text) > MAX_EXTRAS_JSON:
+        return f"as JSON must be at most {MAX_EXTRAS_JSON} bytes, got {len(text)}"
+    return None
+
+
 def check_extras(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Client fields kept verbatim: a JSON object of at most :data:`MAX_EXTRAS_JSON` characters,
-    no key starting with an underscore (reserved). ``None`` and ``{}`` are both "none"."""
+    """Client fields kept verbatim: JSON of at most :data:`MAX_EXTRAS_JSON` bytes
+    (:func:`extras_problem`). ``None`` and ``{}`` are both "none"."""
     if not value:
         return None
-    text = orjson.dumps(value)
-    if len(text) > MAX_EXTRAS_JSON:
-        raise ValueError(f"as JSON must be at most {MAX_EXTRAS_JSON} bytes, got {len(text)}")
+    problem = extras_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 

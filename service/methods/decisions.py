@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import orjson
 from pydantic import Field, field_validator
 
-from graph.model import ShortText
+from graph.errors import ValidationError as DomainValidationError
+from graph.model import ShortText, extras_problem
 from graph.timeutil import UtcDatetime, format_ts
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
@@ -60,6 +62,16 @@ class CstpRecordFields(Params):
     ) = None
     pre_decision: dict[str, Any] | None = None
     kpi_indicators: list[ShortText] | None = Field(default=None, max_length=100)
+
+    @field_validator("deliberation", "trace", "pre_decision")
+    @classmethod
+    def _storable_json(cls, value: Any) -> Any:
+        """Free-form objects are kept as given: they must be JSON the log can hold."""
+        problem = extras_problem(value) if value is not None else None
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
     #: Scope the deliberation-tracker session consumed (CSTP); never an identity.
     agent_id: ShortText | None = None
     decision_id: ShortText | None = None
@@ -94,13 +106,22 @@ class RecordParams(CstpRecordFields, RecordDecision):
     model_config = wire(text="decision")
 
     def command(self) -> RecordDecision:
-        """The use case's input: CSTP's fields mapped onto decigraph's (given ones win)."""
+        """The use case's input: CSTP's fields mapped onto decigraph's (given ones win).
+
+        Raises :class:`~graph.errors.ValidationError` naming the largest field when together
+        they do not fit the decision (:func:`graph.model.extras_problem`): the copy below is
+        not validated again, and a stored node must replay."""
         mapped = self.cstp_fields()
         for key in ("project", "feature"):
             if getattr(self, key) is not None:
                 mapped.pop(key, None)
         if self.extras:  # a decigraph client's own extras, beside CSTP's
             mapped["extras"] = {**self.extras, **(mapped["extras"] or {})}
+        extras = mapped["extras"]
+        problem = extras_problem(extras) if extras else None
+        if problem is not None:
+            largest = max(extras, key=lambda key: len(orjson.dumps(extras[key])))
+            raise DomainValidationError(largest, f"with the other client fields {problem}")
         return self.model_copy(update=mapped)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import re
 import typing
 from typing import Any
 
@@ -116,10 +117,16 @@ def domain_error(exc: DecigraphError, params: type[pydantic.BaseModel] | None = 
     return RpcError(INVALID_PARAMS, message, {"field": field})
 
 
+#: What pydantic adds to an error's location for the member of a union that failed
+#: (``pr.int``, ``context.function-after[...]``): not part of the field's name.
+_UNION_MEMBER = re.compile(r"^(int|str|float|bool|none|function-\w+|constrained-\w+|.*\[.*\])$")
+
+
 def invalid_params(exc: pydantic.ValidationError) -> RpcError:
     """The first pydantic error, its field as the client spelled it (locs are aliases)."""
     first = exc.errors(include_url=False)[0]
-    field = ".".join(str(part) for part in first.get("loc", ())) or "params"
+    loc = [part for part in first.get("loc", ()) if not _UNION_MEMBER.match(str(part))]
+    field = ".".join(str(part) for part in loc) or "params"
     message = str(first.get("msg", "is invalid"))
     if first.get("type") == "missing":
         message = "is required"

@@ -172,3 +172,28 @@ def test_reads_ignore_an_agent_they_do_not_know(app: Decigraph) -> None:
     )
     assert answer["paramWarnings"] == ["agent: not a known parameter; ignored"]
     assert isinstance(answer["warnings"], list)  # the guardrails' own warnings keep their key
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"decision": "x", "deliberation": {"inputs": [{"id": 10**30}]}}, "deliberation"),
+        ({"decision": "x", "preDecision": {"queryRun": 2**64}}, "preDecision"),
+        ({"decision": "x", "deliberation": {"steps": ["y" * 70_000]}}, "deliberation"),
+        # Each fits alone; together they do not: the largest is named.
+        (
+            {"decision": "x", "trace": [{"t": "y" * 40_000}], "deliberation": {"s": "z" * 30_000}},
+            "trace",
+        ),
+        ({"decision": "x", "project_context": {"pr": [412]}}, "project_context.pr"),
+        ({"decision": "x", "extras": {"n": 10**30}}, "extras"),
+    ],
+)
+def test_client_fields_that_the_log_cannot_hold_are_refused(
+    app: Decigraph, params: dict[str, Any], field: str
+) -> None:
+    before = app.store.seq
+    answer = call(app, "recordDecision", params)
+    assert answer["error"]["code"] == -32602, answer
+    assert answer["error"]["data"]["field"] == field
+    assert app.store.seq == before  # nothing written, so nothing that would not replay

@@ -190,7 +190,12 @@ TOOL_ROWS = [
         {"text": "Finance asked for invoice totals to match the ledger to the cent"},
         ["id:string"],
     ),
-    Row("mcp", "find_path", {"source_id": "$OTHER", "target_id": "$ID"}, ["found=true", "path:list", "edges[].edgeType:string", "length:number"]),
+    Row(
+        "mcp",
+        "find_path",
+        {"source_id": "$OTHER", "target_id": "$ID"},
+        ["found=true", "path:list", "edges[].edgeType:string", "length:number"],
+    ),
     Row("mcp", "get_ancestors", {"node_id": "$OTHER"}, ["nodeId:string", "nodes:list"]),
     Row("mcp", "get_descendants", {"node_id": "$ID"}, ["nodeId:string", "nodes[].id:string"]),
     Row("mcp", "find_contradictions", {}, ["contradictions:list"]),

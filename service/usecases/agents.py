@@ -23,7 +23,6 @@ from graph.algorithms.contradictions import (
     BlockedChain,
     BlockReason,
     find_contradictions,
-    get_blocked_chain,
 )
 from graph.algorithms.salience import get_high_salience
 from graph.enums import EdgeType, NodeKind
@@ -38,6 +37,7 @@ from .analytics_reasons import DriftQuery, drift_report
 from .breakers import open_breakers
 from .compaction import wisdom
 from .context import Decigraph
+from .graphs import every_blocked_chain
 from .inputs import DecisionQuery
 from .reads import query
 from .rules import Rule
@@ -257,7 +257,7 @@ def _graph_actions(app: Decigraph, types: Collection[ActionType]) -> list[Action
                 f"supersede one of {c.a} and {c.b}",
             )
     if "unblock" in types:
-        for chain in get_blocked_chain(G):
+        for chain in every_blocked_chain(app):
             first = chain.blockers[0].node_id
             tip = {
                 "pending": f"review {first} once it is done (cstp.reviewDecision)",
@@ -450,7 +450,8 @@ def session_context(
             pack.salient = [Mention(i, str(G.nodes[i]["text"]), s) for i, s in top]
         if "blocked" in include:
             pack.blocked = [
-                (c.node_id, [b.node_id for b in c.blockers]) for c in get_blocked_chain(G)[:limit]
+                (c.node_id, [b.node_id for b in c.blockers])
+                for c in every_blocked_chain(app)[:limit]
             ]
     if "ready" in include:
         pack.ready = ready_actions(app, ALL_ACTION_TYPES, limit)

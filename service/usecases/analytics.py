@@ -97,7 +97,12 @@ def _opt_str(value: Any) -> str | None:
 
 
 def scan(app: Decigraph) -> list[Row]:
-    """Every decision in the graph, oldest first (ties by id)."""
+    """Every decision in the graph, oldest first (ties by id); computed once per log position
+    (a shared list: do not mutate it)."""
+    return app.at_seq("analytics.scan", lambda: _scan(app))
+
+
+def _scan(app: Decigraph) -> list[Row]:
     G = app.store.graph
     rows = []
     with app.store.lock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from graph.deliberation import DeliberationTracker
 from graph.store import DecisionStore
@@ -17,6 +18,8 @@ from service.settings import Settings
 
 from .breaker_model import BreakerRuntime
 from .rules import Rule
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -38,6 +41,23 @@ class Decigraph:
     tracker: DeliberationTracker = field(default_factory=DeliberationTracker)
     #: Circuit breakers: their configuration and the half-open probes (``usecases.breakers``).
     breakers: BreakerRuntime = field(default_factory=BreakerRuntime)
+    #: Derived views computed once per log position (:meth:`at_seq`).
+    _memo: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
+
+    def at_seq(self, name: str, compute: Callable[[], T]) -> T:
+        """``compute()``'s value for the graph as it stands, computed once per log position:
+        a pure function of the graph (every decision as analytics reads it, every blocked
+        chain) is shared by the reads between two writes instead of rebuilt by each. The
+        value must not be mutated by callers."""
+        with self.store.lock:
+            seq = self.store.seq
+            hit = self._memo.get(name)
+            if hit is not None and hit[0] == seq:
+                value: T = hit[1]
+                return value
+            value = compute()
+            self._memo[name] = (seq, value)
+            return value
 
     def close(self) -> None:
         try:

@@ -190,10 +190,16 @@ def contradictions(
         return found, _infos(app, (n for c in found for n in (c.a, c.b)))
 
 
+def every_blocked_chain(app: Decigraph) -> list[BlockedChain]:
+    """Every blocked active decision's chain, computed once per log position (a shared list:
+    ``getBlockedChain``, the ``ready`` queue and the session context read the same one)."""
+    return app.at_seq("blocked_chains", lambda: get_blocked_chain(app.store.graph))
+
+
 def blocked_chains(app: Decigraph) -> tuple[list[BlockedChain], Infos]:
     """Every blocked decision with what blocks it."""
     with app.store.lock:
-        chains = get_blocked_chain(app.store.graph)
+        chains = every_blocked_chain(app)
         ids = (b.node_id for c in chains for b in c.blockers)
         return chains, _infos(app, ids)
 

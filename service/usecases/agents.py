@@ -12,6 +12,7 @@ reviewed yet is not blocked. "Today" is the store's clock.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -464,15 +465,5 @@ def session_context(
     return pack
 
 
-_ORDER: tuple[Section, ...] = (
-    "relevant",
-    "contradictions",
-    "salient",
-    "blocked",
-    "ready",
-    "guardrails",
-    "decisions",
-    "calibration",
-    "patterns",
-    "wisdom",
-)
+#: Sections in the order a pack shows them: the order ``Section`` declares them.
+_ORDER: tuple[Section, ...] = typing.get_args(Section)

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graph.algorithms.breakers import SCOPE_PATTERN, BreakerConfig, OutcomeEvent, Settled
 
-from .rules import GuardrailConfigError
+from .rules import GuardrailConfigError, item_error, rule_files
 
 #: CSTP's shipped ``guardrails/circuit_breakers.yaml``.
 DEFAULT_BREAKERS: tuple[BreakerConfig, ...] = (
@@ -63,15 +63,9 @@ class BreakerEntry(BaseModel):
 def load_breakers(paths: Sequence[Path]) -> tuple[BreakerConfig, ...]:
     """The breakers declared in the rule files of ``paths`` (sorted by scope), or the
     defaults when no file declares ``circuit_breakers``."""
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml")))
-        elif path.exists():
-            files.append(path)
     declared = False
     found: dict[str, BreakerConfig] = {}
-    for file in files:
+    for file in rule_files(paths):
         try:
             raw = yaml.safe_load(file.read_text(encoding="utf-8"))
         except (yaml.YAMLError, OSError, UnicodeDecodeError):
@@ -86,11 +80,7 @@ def load_breakers(paths: Sequence[Path]) -> tuple[BreakerConfig, ...]:
             try:
                 entry = BreakerEntry.model_validate(item)
             except pydantic.ValidationError as exc:
-                first = exc.errors(include_url=False)[0]
-                where = ".".join(str(p) for p in first["loc"]) or "item"
-                raise GuardrailConfigError(
-                    f"{file}: circuit breaker {number} field {where}: {first['msg']}"
-                ) from None
+                raise item_error(file, f"circuit breaker {number}", exc) from None
             if entry.scope in found:
                 raise GuardrailConfigError(
                     f"{file}: circuit breaker scope {entry.scope!r} is defined twice"

@@ -119,16 +119,32 @@ class GuardrailBlockedError(DecigraphError):
         self.verdict = verdict
 
 
-def load_rules(paths: Sequence[Path]) -> list[Rule]:
-    """Rules from every ``*.yaml``/``*.yml`` file in ``paths`` (files or directories), by id."""
+def rule_files(paths: Sequence[Path]) -> list[Path]:
+    """Every ``*.yaml``/``*.yml`` file of ``paths`` (files, or directories read in name order):
+    where rules and circuit breakers are declared."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
             files.extend(sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml")))
         elif path.exists():
             files.append(path)
+    return files
+
+
+def item_error(
+    file: Path, what: str, exc: pydantic.ValidationError, whole: str = "item"
+) -> GuardrailConfigError:
+    """A declaration in ``file`` that does not validate, its first bad field named
+    (``"rules.yaml: rule 2 field action: ..."``; ``whole`` when the item itself is wrong)."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"]) or whole
+    return GuardrailConfigError(f"{file}: {what} field {where}: {first['msg']}")
+
+
+def load_rules(paths: Sequence[Path]) -> list[Rule]:
+    """Rules from every ``*.yaml``/``*.yml`` file in ``paths`` (files or directories), by id."""
     rules: dict[str, Rule] = {}
-    for file in files:
+    for file in rule_files(paths):
         try:
             raw = yaml.safe_load(file.read_text(encoding="utf-8")) or []
         except yaml.YAMLError as exc:
@@ -144,11 +160,7 @@ def load_rules(paths: Sequence[Path]) -> list[Rule]:
             try:
                 rule = Rule.model_validate(item)
             except pydantic.ValidationError as exc:
-                first = exc.errors(include_url=False)[0]
-                where = ".".join(str(p) for p in first["loc"]) or "rule"
-                raise GuardrailConfigError(
-                    f"{file}: rule {number} field {where}: {first['msg']}"
-                ) from None
+                raise item_error(file, f"rule {number}", exc, "rule") from None
             if rule.id in rules:
                 raise GuardrailConfigError(f"{file}: rule id {rule.id!r} is defined twice")
             rules[rule.id] = rule

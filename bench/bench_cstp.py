@@ -37,8 +37,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.bench_http import record_params
 from bench.common import Server, summary, time_ms
-from bench.dataset import copy_store, draft_for, ensure_store, queries
+from bench.dataset import copy_store, ensure_store, queries
 
 FLOOR = "GET /.well-known/agent.json"
 
@@ -58,15 +59,9 @@ NEW_METHODS: list[tuple[str, dict[str, Any]]] = [
 
 
 def native_record(rng: random.Random) -> dict[str, Any]:
-    draft = draft_for(rng)
+    """bench_http's seeded decision, with a PR, a reason and a bridge (what CLI records carry)."""
     return {
-        "decision": draft.text,
-        "context": draft.context,
-        "category": str(draft.category),
-        "stakes": str(draft.stakes),
-        "confidence": draft.confidence,
-        "tags": draft.tags,
-        "project": draft.project,
+        **record_params(rng),
         "pr": "4121",
         "reasons": [{"type": "analysis", "text": "Measured on the staging cluster"}],
         "bridge": {"structure": "A service boundary", "function": "Isolate the failure"},

@@ -146,3 +146,71 @@ class BackendUnavailableError(DecigraphError):
 
     Retryable: nothing the caller sent was wrong, and the same call may succeed later.
     """
+
+
+class EventStoreError(DecigraphError):
+    """The shared event log (PostgreSQL) could not take or serve a request. Retryable."""
+
+    retryable = True
+
+
+class EventStoreUnavailableError(EventStoreError):
+    """The event store cannot be reached (connection refused or lost, a failover under way);
+    nothing was written."""
+
+    def __init__(self, location: str, reason: str) -> None:
+        super().__init__(f"the event store {location} is unavailable: {reason}")
+        self.location = location
+        self.reason = reason
+
+
+class EventStoreBusyError(EventStoreError):
+    """Another replica held the log's head longer than the lock timeout; nothing was written.
+
+    It happens when a commit waits for a synchronous standby that does not answer."""
+
+    def __init__(self, location: str, seconds: float) -> None:
+        super().__init__(
+            f"the event store {location} is busy: another write held the log's head for "
+            f"{seconds:g} s (a commit waiting for its synchronous standby?); nothing was written"
+        )
+        self.location = location
+
+
+class CommitOutcomeUnknownError(EventStoreError):
+    """A commit was sent but its outcome could not be learned in time (the synchronous
+    standby did not answer, or the connection broke while committing).
+
+    The event ``event_id`` (``seq``) may or may not be in the log: it will be visible once the
+    database settles, and never half-written. Resolve it by the event id (or the decision id)
+    before retrying, so the write is not made twice."""
+
+    def __init__(self, location: str, event_id: str, seq: int, reason: str) -> None:
+        super().__init__(
+            f"the outcome of event {event_id} (seq {seq}) is unknown: {reason}; look it up by "
+            "its id before retrying"
+        )
+        self.location = location
+        self.event_id = event_id
+        self.seq = seq
+        self.reason = reason
+
+
+class LogDivergedError(LogCorruptedError):
+    """The shared log no longer holds the history this replica applied (a restore from an
+    older backup, or a failover that lost acknowledged events): the replica rebuilds its
+    views from the log as it now is."""
+
+
+class NotCaughtUpError(DecigraphError):
+    """A read asked for ``minSeq`` and this replica had not applied it in time. Retryable."""
+
+    retryable = True
+
+    def __init__(self, wanted: int, applied: int, seconds: float) -> None:
+        super().__init__(
+            f"this replica has applied events up to {applied}, not yet {wanted}, after "
+            f"waiting {seconds:g} s; retry (or ask another replica)"
+        )
+        self.wanted = wanted
+        self.applied = applied

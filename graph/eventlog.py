@@ -83,7 +83,7 @@ def read_events(
             if not line.endswith(b"\n"):  # only the last line can lack one: never acknowledged
                 yield TornTail(offset, len(line), _torn_reason(line))
                 return
-            problem = _check_line(line, expected_seq, expected_prev)
+            problem = check_line(line, expected_seq, expected_prev)
             if isinstance(problem, str):
                 raise LogCorruptedError(str(path), expected_seq, problem)
             if digest is not None:
@@ -101,7 +101,9 @@ def _torn_reason(line: bytes) -> str:
     return "incomplete line (no newline): torn write"
 
 
-def _check_line(line: bytes, expected_seq: int, expected_prev: str) -> Event | str:
+def check_line(line: bytes, expected_seq: int, expected_prev: str) -> Event | str:
+    """The event ``line`` holds if it is the next one (``expected_seq``, chained to
+    ``expected_prev``, its own hash valid); else why not."""
     try:
         event = Event.from_line(line)
     except ValueError as exc:

@@ -1,63 +1,60 @@
-"""The persistent half of the store: an event log on disk and the graph materialised from it.
+"""The persistent half of the store: an event log and the graph materialised from it.
 
-:class:`LoggedGraph` opens a data directory (lock, load the snapshot, replay the log tail), keeps
-the :class:`~graph.state.GraphState` in step with the log, and commits events: build, validate
-against the current state (nothing written on error), append durably, apply, notify listeners.
-:class:`~graph.store.DecisionStore` adds the decision operations on top.
+:class:`LoggedGraph` opens a data directory (lock, load the local snapshot, replay the log
+after it), keeps the :class:`~graph.state.GraphState` in step with the log, and commits events:
+build, validate against the current state (nothing written on error), append durably, apply,
+notify listeners. :class:`~graph.store.DecisionStore` adds the decision operations on top.
 
-What opening accepts (the log is the source of truth; a snapshot is a shortcut that also
-witnesses the log it was built from):
+The log lives in an :class:`~graph.eventstore.EventStore`: the JSONL file in the data
+directory (:mod:`graph.eventstore.filelog`, the default) or a PostgreSQL table shared by
+replicas (:mod:`graph.eventstore.postgres`). What opening accepts is the log's to say: a file
+log cuts a torn tail (an append never acknowledged) and refuses a log whose acknowledged
+lines changed (:class:`~graph.errors.LogCorruptedError` naming the line); the snapshot must
+be witnessed by the log it was built from, or the whole log is replayed (``decigraph
+rebuild``, ``use_snapshot=False``, serves a log an operator restored on purpose).
 
-* bytes after the last newline are a torn tail (an append that was never acknowledged): a
-  writer moves them aside and cuts them;
-* any acknowledged (newline-terminated) line that fails verification, wherever it is, makes
-  :meth:`LoggedGraph.open` raise :class:`~graph.errors.LogCorruptedError` naming the line: the
-  store refuses to serve rather than drop or skip an acknowledged event;
-* with a snapshot, the log's first ``logOffset`` bytes must hash to the snapshot's
-  ``prefixSha256`` (a streaming SHA-256 of the prefix, kept up to date while appending). If
-  they do not, the log is read from the start to say what changed: a line that fails its hash
-  chain is named; a log that ends before the snapshot's last event (acknowledged events
-  missing) or whose event at the snapshot's ``seq`` has another hash (history rewritten with
-  recomputed hashes, or a snapshot from another store) is refused too. ``decigraph rebuild``
-  (``use_snapshot=False``) serves the log as it is after checking its chain, for an operator
-  who restored a log from a backup on purpose.
-
-Without a snapshot nothing witnesses the log but its own hash chain: an edit that recomputes
-every later hash, or a cut at a line boundary, cannot be detected then.
+With a shared log, every write runs in a write section (:meth:`LoggedGraph.writing`) that
+locks the log's head and first applies the other replicas' events; :meth:`LoggedGraph.follow`
+applies them as they are committed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import networkx as nx
 
 from .adjacency import SparseAdjacency
-from .errors import DecigraphError, LogCorruptedError, ReadOnlyStoreError
-from .eventlog import FsyncPolicy, LogEntry, LogWriter, TornTail, read_events
+from .errors import DecigraphError, LogCorruptedError, LogDivergedError, ReadOnlyStoreError
+from .eventlog import FsyncPolicy, LogEntry, TornTail
 from .events import Event, Operation
+from .eventstore import EventStore, EventVectors, Head, open_event_store
 from .gcpause import gc_paused
 from .ids import IdSource
 from .lockfile import DirectoryLock
-from .snapshot import SnapshotHeader, read_snapshot, write_snapshot
+from .snapshot import read_snapshot, write_snapshot
 from .state import GraphState, Parsed, graph_hash
 from .timeutil import format_ts, utc_now
-from .verification import VerifyReport, verify_log
+from .verification import VerifyReport
+
+if TYPE_CHECKING:
+    from .eventstore.follower import Follower
 
 LOG_NAME = "events.jsonl"
 SNAPSHOT_NAME = "snapshot.json"
-_CHUNK = 1 << 20  # bytes read at a time when hashing the log prefix
 
 logger = logging.getLogger(__name__)
 Listener = Callable[[Event], None]
+#: The vectors of the write being committed (sha256 of the embedded text -> float32 bytes).
+VectorSource = Callable[[], EventVectors]
 
 
 @dataclass(frozen=True)
@@ -66,13 +63,18 @@ class StoreOptions:
 
     ``snapshot_every``: events between automatic snapshots (0 turns them off; one is still
     written on close). ``fsync``: see :mod:`graph.eventlog`. ``use_snapshot=False`` replays the
-    whole log (``decigraph rebuild``).
+    whole log (``decigraph rebuild``). ``event_store``: where the log lives (``None``: the
+    file in the data directory; a ``postgresql://`` URL: the shared log, see
+    :mod:`graph.eventstore.postgres`, with its ``commit_timeout`` and ``lock_timeout``).
     """
 
     fsync: FsyncPolicy = "always"
     snapshot_every: int = 10_000
     read_only: bool = False
     use_snapshot: bool = True
+    event_store: str | None = None
+    commit_timeout: float = 10.0
+    lock_timeout: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -86,32 +88,45 @@ class OpenReport:
 
 
 class LoggedGraph:
-    """An event-sourced graph in ``data_dir``: its log, snapshot and state; use :meth:`open`."""
+    """An event-sourced graph: its log (:class:`~graph.eventstore.EventStore`), its local
+    snapshot in ``data_dir`` and its state; use :meth:`open`."""
 
     def __init__(
         self,
         data_dir: Path,
         options: StoreOptions,
-        clock: Callable[[], datetime],
+        clock: Callable[[], datetime] | None,
         ids: IdSource,
+        log: EventStore,
     ) -> None:
         self.data_dir = data_dir
         self.options = options
+        self.log = log
         self.log_path = data_dir / LOG_NAME
         self.snapshot_path = data_dir / SNAPSHOT_NAME
-        self._clock = clock
+        # No clock given: events are stamped by the log's clock (the database's, read under
+        # the head lock, for a shared log; this machine's otherwise).
+        self._base_clock = clock or utc_now
+        self._log_clock = clock is None
         self._ids = ids
         self._lock = threading.RLock()
         self._dir_lock = DirectoryLock(data_dir)
-        self._writer: LogWriter | None = None
         self.adjacency = SparseAdjacency()
         self.state = GraphState(self.adjacency)
-        self.log_offset = 0
-        # SHA-256 of the log's first log_offset bytes (what a snapshot records as its witness).
-        self._digest = hashlib.sha256()
         self.snapshot_seq = 0
         self.listeners: list[Listener] = []
+        #: Called after the state was rebuilt from the log (a shared log that diverged).
+        self.reset_listeners: list[Callable[[], None]] = []
+        #: The vectors to store with the event being committed (the indexes set it).
+        self.vector_source: VectorSource | None = None
+        #: The vectors stored with the event listeners are hearing (a shared log's).
+        self.incoming_vectors: EventVectors = {}
         self._snapshot_failed_seq = 0
+        self._writable = False
+        self._depth = 0  # nesting of write sections
+        self._section: Head | None = None  # the locked head, while a shared log's section is open
+        self._last_seq_by_thread = threading.local()
+        self._follower: Follower | None = None
         self.open_report = OpenReport(None, 0, None, None)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -121,7 +136,7 @@ class LoggedGraph:
         data_dir: str | Path,
         options: StoreOptions | None = None,
         *,
-        clock: Callable[[], datetime] = utc_now,
+        clock: Callable[[], datetime] | None = None,
         ids: IdSource | None = None,
     ) -> Self:
         """Open (creating if needed) the store in ``data_dir``: lock, load snapshot, replay tail."""
@@ -129,7 +144,14 @@ class LoggedGraph:
         path = Path(data_dir)
         if not options.read_only:
             path.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner-only, like its files
-        store = cls(path, options, clock, ids or IdSource())
+        log = open_event_store(
+            path,
+            options.event_store,
+            fsync=options.fsync,
+            commit_timeout=options.commit_timeout,
+            lock_timeout=options.lock_timeout,
+        )
+        store = cls(path, options, clock, ids or IdSource(), log)
         store._load()
         return store
 
@@ -137,16 +159,19 @@ class LoggedGraph:
         if not self.options.read_only:
             self._dir_lock.acquire()
         try:
+            self.log.open(self.options.read_only)
             with gc_paused():
                 snapshot_seq, replayed, torn = self._materialise()
             saved: Path | None = None
             if not self.options.read_only:
-                self._writer = LogWriter(self.log_path, self.options.fsync)
+                self._writable = True
                 if torn is not None:
-                    saved = self._writer.cut_torn_tail(torn)
+                    where = self.log.cut_torn_tail(torn)
+                    saved = None if where is None else Path(where)
                     logger.warning("cut torn log tail (%s), saved to %s", torn.reason, saved)
             self.open_report = OpenReport(snapshot_seq, replayed, torn, saved)
         except BaseException:
+            self.log.close()
             self._dir_lock.release()
             raise
 
@@ -160,8 +185,14 @@ class LoggedGraph:
         if loaded is None:
             return None
         header, G = loaded
-        digest = self._check_prefix(header)
-        if digest is None:
+        try:
+            if not self.log.resume(header):
+                return None
+        except LogDivergedError as exc:
+            if not self.log.shared:
+                raise
+            # A replica's snapshot is only a cache of the shared log: rebuild from the log.
+            logger.warning("local snapshot ignored: %s", exc)
             return None
         self.state.graph = G
         self.state.seq = header.seq
@@ -173,86 +204,24 @@ class LoggedGraph:
         }
         self.adjacency = SparseAdjacency.from_graph(G)
         self.state.mirror = self.adjacency
-        self.log_offset = header.log_offset
-        self._digest = digest
         self.snapshot_seq = header.seq
         return header.seq
 
-    def _check_prefix(self, header: SnapshotHeader) -> hashlib._Hash | None:
-        """The digest of the log's first ``header.log_offset`` bytes if they are the ones the
-        snapshot covered; ``None`` if they differ only in bytes that no event hash covers.
-
-        Raises :class:`LogCorruptedError` (naming the line) when an acknowledged event the
-        snapshot covered was changed, lost or replaced.
-        """
-        digest = hashlib.sha256()
-        remaining = header.log_offset
-        try:
-            with self.log_path.open("rb") as handle:
-                while remaining and (chunk := handle.read(min(_CHUNK, remaining))):
-                    digest.update(chunk)
-                    remaining -= len(chunk)
-        except FileNotFoundError:
-            pass
-        if not remaining and digest.hexdigest() == header.prefix_sha256:
-            return digest
-        self._explain_prefix(header)
-        logger.warning(
-            "the log's first %d bytes differ from those %s covered, but every event in them is "
-            "unchanged (same hashes); replaying the whole log",
-            header.log_offset,
-            SNAPSHOT_NAME,
-        )
-        return None
-
-    def _explain_prefix(self, header: SnapshotHeader) -> None:
-        """Raise the :class:`LogCorruptedError` that says how the log's covered part changed.
-
-        Reads the log from the start, checking its chain: the first line that fails is named;
-        else a log with fewer events than the snapshot covered, or another event at its
-        ``seq``, is refused. Returns only when the events are the snapshot's own.
-        """
-        path = str(self.log_path)
-        count, last = 0, None
-        for item in read_events(self.log_path):
-            if isinstance(item, TornTail) or count == header.seq:
-                break
-            count, last = count + 1, item.event.hash
-        rebuild = "run `decigraph rebuild` to serve the log as it is"
-        if count < header.seq:
-            raise LogCorruptedError(
-                path,
-                count + 1,
-                f"the log ends after event {count}, but {SNAPSHOT_NAME} covers {header.seq} "
-                "events: acknowledged events are missing (the log was cut short, or restored "
-                f"from an older copy; if that was on purpose, {rebuild})",
-            )
-        if last != header.last_hash:
-            raise LogCorruptedError(
-                path,
-                header.seq,
-                f"event {header.seq} is not the one {SNAPSHOT_NAME} was taken after (another "
-                "hash): the log up to this line was rewritten with recomputed hashes, or the "
-                f"snapshot belongs to another log (if the log was replaced on purpose, {rebuild})",
-            )
-
-    def _replay_tail(self, notify: bool = False) -> tuple[int, TornTail | None]:
+    def _replay_tail(
+        self, notify: bool = False, upto: int | None = None
+    ) -> tuple[int, TornTail | None]:
         count = 0
-        items = read_events(
-            self.log_path,
-            self.log_offset,
-            self.state.last_hash,
-            self.state.seq + 1,
-            digest=self._digest,
-        )
-        for item in items:
+        for item in self.log.entries(self.state.seq, self.state.last_hash, upto):
             if isinstance(item, TornTail):
                 return count, item
             self._apply_logged(item)
-            self.log_offset = item.end_offset
             count += 1
             if notify:
-                self._notify(item.event)
+                self.incoming_vectors = self.log.vectors(item.event.seq)
+                try:
+                    self._notify(item.event)
+                finally:
+                    self.incoming_vectors = {}
         return count, None
 
     def _apply_logged(self, item: LogEntry) -> None:
@@ -263,29 +232,55 @@ class LoggedGraph:
         except DecigraphError as exc:  # hashes fine, but the event cannot apply: edited, re-hashed
             seq = item.event.seq
             reason = f"event {seq} does not apply to the events before it: {exc}"
-            raise LogCorruptedError(str(self.log_path), seq, reason) from exc
+            raise LogCorruptedError(self.log.location, seq, reason) from exc
 
     def refresh(self) -> int:
-        """Read-only stores: apply events appended by the writer since; return how many.
+        """Apply events other writers appended since (a read-only store beside the writer, or
+        any replica of a shared log); return how many.
 
         Listeners hear each applied event, as they would have heard the writer's commits, so
-        indexes built over a read-only store follow the writer too.
+        indexes follow the log too. A shared log that no longer holds this replica's history
+        (:class:`~graph.errors.LogDivergedError`) is re-read from the start.
         """
         with self._lock:
-            count, _ = self._replay_tail(notify=True)
+            try:
+                count, _ = self._replay_tail(notify=True)
+            except LogDivergedError as exc:
+                if not self.log.shared:
+                    raise
+                self._recover(exc)
+                return 0
             return count
 
+    def _recover(self, reason: Exception) -> None:
+        """Rebuild the state from the shared log as it is now (it diverged from ours)."""
+        logger.warning("the shared log diverged from this replica (%s); rebuilding", reason)
+        self.adjacency = SparseAdjacency()
+        self.state = GraphState(self.adjacency)
+        self.snapshot_seq = 0
+        with gc_paused():
+            self._materialise()
+        self._reset_derived()
+        for listener in self.reset_listeners:
+            try:
+                listener()
+            except Exception:
+                logger.exception("a reset listener failed")
+
+    def _reset_derived(self) -> None:
+        """Drop caches derived from the state (subclasses extend)."""
+
     def close(self) -> None:
+        self.stop_following()
         with self._lock:
             try:
-                if self._writer is not None and self.state.seq > self.snapshot_seq:
+                if self._writable and self.state.seq > self.snapshot_seq:
                     self.write_snapshot()
-            except OSError as exc:  # e.g. a full disk: the next open replays the log instead
+            except (OSError, DecigraphError) as exc:  # the next open replays the log instead
                 logger.warning("could not write a snapshot on close (%s); the log is intact", exc)
             finally:
-                if self._writer is not None:
-                    self._writer.close()
-                    self._writer = None
+                self._writable = False
+                self.log.close()
                 self._dir_lock.release()
 
     def __enter__(self) -> Self:
@@ -316,6 +311,92 @@ class LoggedGraph:
     def graph_hash(self) -> str:
         return graph_hash(self.graph)
 
+    @property
+    def log_offset(self) -> int:
+        """Bytes of a file log read or written so far (a shared log: the applied seq)."""
+        offset = getattr(self.log, "offset", None)
+        return self.state.seq if offset is None else int(offset)
+
+    def log_head(self) -> int:
+        """The seq of the log's last event as the log stores it now (for a shared log, other
+        replicas may be ahead of this one; for a file log, this store is the writer)."""
+        if not self.log.shared:
+            return self.state.seq
+        return self.log.head().seq  # its own connection: never waits for a write section
+
+    @property
+    def last_committed_seq(self) -> int | None:
+        """The seq of the last event this thread committed (``None``: none yet); the service
+        resets it per request with :meth:`forget_last_commit`."""
+        value: int | None = getattr(self._last_seq_by_thread, "seq", None)
+        return value
+
+    def forget_last_commit(self) -> None:
+        self._last_seq_by_thread.seq = None
+
+    # -- write sections ----------------------------------------------------------------------
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """A write section: hold it around reading what a write depends on (the gate's view,
+        a node's version) and the write itself.
+
+        For a shared log, entering the outermost section locks the log's head in the database
+        and applies what the other replicas appended, so the write is judged on the graph as
+        it stands everywhere and nobody appends before it. Sections nest (inner ones add
+        nothing); the head is released by the first append, or at the end.
+        """
+        with self._lock:
+            outermost = self._depth == 0
+            self._depth += 1
+            try:
+                if outermost:
+                    self._enter_section()
+                yield
+            finally:
+                self._depth -= 1
+                if outermost:
+                    self._leave_section()
+
+    def _enter_section(self) -> None:
+        if not (self.log.shared and self._writable) or self._section is not None:
+            return
+        for attempt in (1, 2):
+            head = self.log.begin()
+            if head is None:
+                return
+            self._section = head
+            try:
+                if head.seq < self.state.seq:
+                    raise LogDivergedError(
+                        self.log.location,
+                        head.seq,
+                        f"the log's head is event {head.seq}, behind this replica's "
+                        f"{self.state.seq}",
+                    )
+                if head.seq > self.state.seq:
+                    self._replay_tail(notify=True, upto=head.seq)
+                return
+            except LogDivergedError as exc:
+                self._leave_section()
+                if attempt == 2:
+                    raise
+                self._recover(exc)
+            except BaseException:
+                self._leave_section()
+                raise
+
+    def _leave_section(self) -> None:
+        if self._section is not None:
+            self._section = None
+            self.log.end()
+
+    def _clock(self) -> datetime:
+        """What the next event is stamped with: the log's clock read under the head lock (a
+        shared log's database), else this machine's (or the clock the store was given)."""
+        if self._log_clock and self._section is not None and self._section.now is not None:
+            return self._section.now
+        return self._base_clock()
+
     # -- committing events -------------------------------------------------------------------
     def _commit(
         self,
@@ -332,34 +413,44 @@ class LoggedGraph:
         ``parsed`` hands over the node and edges a record or remember payload was built from,
         already validated by the caller, so they are not parsed back from the payload.
         """
-        if self._writer is None:
+        if not self._writable:
             raise ReadOnlyStoreError(str(self.data_dir))
-        event = Event.create(
-            seq=self.state.seq + 1,
-            event_id=self._ids.event_id(),
-            ts=format_ts(now or self._clock()),
-            actor=actor,
-            op=op,
-            payload=payload,
-            prev=self.state.last_hash,
-            expected_version=expected_version,
-        )
-        apply = self.state.plan(event, parsed)
-        line = event.to_line()
-        self.log_offset = self._writer.append(line)
-        self._digest.update(line)
-        apply()
-        self._notify(event)
-        every = self.options.snapshot_every
-        if every and self.state.seq - max(self.snapshot_seq, self._snapshot_failed_seq) >= every:
-            # The event is durable and applied: a snapshot is only a start-up shortcut, so
-            # failing to write one (e.g. a full disk) must not turn this write into an error.
+        with self.writing():
+            self._enter_section()  # again, if an earlier append in this section released it
             try:
-                self.write_snapshot()
-            except OSError as exc:
-                self._snapshot_failed_seq = self.state.seq  # retry after another `every`
-                logger.warning("could not write a snapshot (%s); the log is intact", exc)
-        return event
+                event = Event.create(
+                    seq=self.state.seq + 1,
+                    event_id=self._ids.event_id(),
+                    ts=format_ts(now or self._clock()),
+                    actor=actor,
+                    op=op,
+                    payload=payload,
+                    prev=self.state.last_hash,
+                    expected_version=expected_version,
+                )
+                apply = self.state.plan(event, parsed)
+                vectors = self.vector_source() if self.log.shared and self.vector_source else {}
+                self.log.append(event, event.to_line(), vectors)
+            finally:
+                # An append ends the database's hold on the head (a failed one too); if the
+                # event was refused before it, the transaction is rolled back here.
+                self._leave_section()
+            apply()
+            self._last_seq_by_thread.seq = event.seq
+            self._notify(event)
+            every = self.options.snapshot_every
+            if (
+                every
+                and self.state.seq - max(self.snapshot_seq, self._snapshot_failed_seq) >= every
+            ):
+                # The event is durable and applied: a snapshot is only a start-up shortcut, so
+                # failing to write one (e.g. a full disk) must not turn this write into an error.
+                try:
+                    self.write_snapshot()
+                except (OSError, DecigraphError) as exc:
+                    self._snapshot_failed_seq = self.state.seq  # retry after another `every`
+                    logger.warning("could not write a snapshot (%s); the log is intact", exc)
+            return event
 
     def _notify(self, event: Event) -> None:
         for listener in self.listeners:
@@ -370,13 +461,8 @@ class LoggedGraph:
 
     def write_snapshot(self) -> None:
         with self._lock:
-            header = SnapshotHeader(
-                self.state.seq, self.log_offset, self.state.last_hash, self._digest.hexdigest()
-            )
+            header = self.log.snapshot_header(self.state.seq, self.state.last_hash)
             try:
-                if self._writer is not None:
-                    # The snapshot is fsync-ed: never let it cover log bytes that are not.
-                    self._writer.sync()
                 with gc_paused():
                     write_snapshot(self.snapshot_path, self.graph, header)
             except OSError:
@@ -390,4 +476,20 @@ class LoggedGraph:
     def verify(self) -> VerifyReport:
         """Re-read the whole log, check the hash chain, replay it and compare with this graph."""
         with self._lock:
-            return verify_log(self.log_path, self.state.seq, self.graph)
+            return self.log.verify(self.state.seq, self.graph)
+
+    # -- following a shared log ----------------------------------------------------------------
+    def follow(self, poll: float = 1.0) -> None:
+        """Apply the other replicas' events as they are committed (a shared log only): a
+        background thread ``LISTEN``-s for their seq and polls every ``poll`` seconds."""
+        if not self.log.shared or self._follower is not None:
+            return
+        from .eventstore.follower import Follower
+
+        self._follower = Follower(self.log, self.refresh, poll)
+        self._follower.start()
+
+    def stop_following(self) -> None:
+        follower, self._follower = self._follower, None
+        if follower is not None:
+            follower.stop()

@@ -83,6 +83,9 @@ class DecisionStore(LoggedGraph):
                 self._salience = (self.state.seq, scores)
             return self._salience[1]
 
+    def _reset_derived(self) -> None:
+        self._salience = None
+
     # -- writes ----------------------------------------------------------------------------
     def record(
         self,
@@ -96,7 +99,7 @@ class DecisionStore(LoggedGraph):
         ``note`` is kept in the event for the audit trail (e.g. a guardrail override and its
         reason); replay ignores it.
         """
-        with self._lock:
+        with self.writing():
             now = self._clock()
             created = draft.created_at or now
             fields = {  # the draft's own values: nested models stay models
@@ -119,7 +122,7 @@ class DecisionStore(LoggedGraph):
 
     def remember(self, draft: MemoryDraft, actor: str, edges: Sequence[EdgeDraft] = ()) -> Node:
         """Store a memory item (observation, fact or thought)."""
-        with self._lock:
+        with self.writing():
             now = self._clock()
             fields = {k: v for k, v in draft if k != "id"}
             fields.update(
@@ -147,7 +150,7 @@ class DecisionStore(LoggedGraph):
         ``note`` is kept in the event for the audit trail (e.g. a guardrail override); replay
         ignores it.
         """
-        with self._lock:
+        with self.writing():
             current = self.get(node_id)
             unknown = sorted(set(changes) - UPDATABLE_FIELDS)
             if unknown:
@@ -178,7 +181,7 @@ class DecisionStore(LoggedGraph):
         expected_version: int | None = None,
     ) -> Node:
         """Record a decision's outcome; the node is ``reviewed`` at once."""
-        with self._lock:
+        with self.writing():
             self.get(node_id)
             try:
                 value = Outcome(outcome).value
@@ -212,7 +215,7 @@ class DecisionStore(LoggedGraph):
         ``note`` is kept in the event for the audit trail (e.g. a guardrail override); replay
         ignores it.
         """
-        with self._lock:
+        with self.writing():
             self.get(node_id)
             allowed = {Lifecycle.PROPOSED.value, Lifecycle.ACCEPTED.value, Lifecycle.REJECTED.value}
             if lifecycle not in allowed:
@@ -239,7 +242,7 @@ class DecisionStore(LoggedGraph):
     ) -> LinkResult:
         """Create ``source <edge_type> target``; linking an existing edge again changes nothing."""
         draft = EdgeDraft(source, target, edge_type, weight, context)
-        with self._lock:
+        with self.writing():
             created = self.link_many([draft], actor)
             if created:
                 return LinkResult(created[0], True)
@@ -251,7 +254,7 @@ class DecisionStore(LoggedGraph):
 
     def link_many(self, edges: Sequence[EdgeDraft], actor: str) -> list[Edge]:
         """Create several edges in one atomic event; existing ones are skipped. Returns the new."""
-        with self._lock:
+        with self.writing():
             now = self._clock()
             payload = self._edges_payload(edges, actor, now)
             fresh = [e for e in payload if not self._edge_exists(e)]
@@ -264,7 +267,7 @@ class DecisionStore(LoggedGraph):
         self, source: str, target: str, actor: str, edge_type: EdgeType | str | None = None
     ) -> None:
         """Remove the ``edge_type`` edge between the two, or every edge between them."""
-        with self._lock:
+        with self.writing():
             payload = {
                 "source": source,
                 "target": target,
@@ -274,7 +277,7 @@ class DecisionStore(LoggedGraph):
 
     def supersede(self, new_id: str, old_id: str, actor: str, context: str | None = None) -> Edge:
         """Mark ``old_id`` superseded by ``new_id`` (a ``supersedes`` edge new -> old)."""
-        with self._lock:
+        with self.writing():
             now = self._clock()
             payload = self._edges_payload(
                 [EdgeDraft(new_id, old_id, EdgeType.SUPERSEDES, 1.0, context)], actor, now
@@ -297,7 +300,7 @@ class DecisionStore(LoggedGraph):
 
         Derived indexes see the ``forget`` event like any other and drop the node too.
         """
-        with self._lock:
+        with self.writing():
             self.get(node_id)
             payload: dict[str, Any] = {"id": node_id}
             if reason:
@@ -318,7 +321,7 @@ class DecisionStore(LoggedGraph):
         The whole document is checked first, so bad input writes nothing; what is already
         stored identically is skipped. ``nodes, edges = read_export(fmt, text)`` reads an export.
         """
-        with self._lock:
+        with self.writing():
             plan = plan_import(
                 self.graph, self.state.external_ids, nodes, edges, chunk=chunk, note=note
             )
@@ -332,7 +335,7 @@ class DecisionStore(LoggedGraph):
         chain covers it. ``payload`` must name its ``kind``. Returns the event's seq."""
         if op not in LEDGER_OPERATIONS:
             raise ValidationError("op", f"{op} is not a ledger operation")
-        with self._lock:
+        with self.writing():
             return self._commit(op, dict(payload), actor).seq
 
     def _new_id(self, requested: str | None) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
 
 from .enums import EdgeType
-from .eventlog import TornTail, read_events
+from .eventlog import LogEntry, TornTail, read_events
 from .events import GENESIS_HASH
 from .gcpause import gc_paused
 from .state import GraphState, graph_hash
@@ -32,12 +33,19 @@ def verify_log(log_path: Path, applied: int, live: nx.MultiDiGraph[str]) -> Veri
     Exactly the prefix the store has applied is checked: a writer may be appending beyond it
     right now (verify runs read-only beside a live server).
     """
+    return verify_events(read_events(log_path), applied, live)
+
+
+def verify_events(
+    items: Iterable[LogEntry | TornTail], applied: int, live: nx.MultiDiGraph[str]
+) -> VerifyReport:
+    """:func:`verify_log` over any log's verified events (``items`` checks the chain)."""
     fresh = GraphState()
     problems: list[str] = []
     count = 0
     try:
         with gc_paused():
-            for item in read_events(log_path):
+            for item in items:
                 if count == applied or isinstance(item, TornTail):
                     break
                 fresh.apply(item.event)

@@ -13,7 +13,6 @@ caught up by comparing fingerprints, re-embedding only what changed.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,9 +30,8 @@ from graph.model import Node
 from graph.store import DecisionStore
 from graph.timeutil import parse_ts
 
-from . import memsnap
+from . import logvectors, memsnap
 from .embedder import Embedder
-from .entities import entity_keys
 from .filters import (
     NO_FILTERS,
     RecallFilters,
@@ -44,45 +42,22 @@ from .filters import (
 )
 from .keyword import KeywordIndex
 from .matrix import EmbeddingMatrix, Vector
+from .nodekeys import (
+    fingerprint,
+    node_content_key,
+    node_entities,
+    time_key,
+    touched_nodes,
+)
 from .planner import exhaustive_search, search_vectors
 from .statements import StatementIndex
-from .structures import EntityIndex, FacetIndex, TimeKey, Timeline
+from .structures import EntityIndex, FacetIndex, Timeline
 from .text import embedding_text, keyword_text
 from .vector import VectorIndex, VectorIndexError, Watermark
 
 logger = logging.getLogger(__name__)
 
 _FLUSH_BATCH = 512
-
-
-def fingerprint(node: Node) -> str:
-    """Hash of what the vector index derives from a node (text embedded and filter metadata)."""
-    attrs = node.to_attrs()
-    meta = vector_metadata(attrs, parse_ts(node_time(attrs)))
-    material = repr((embedding_text(node), sorted(meta.items())))
-    return hashlib.sha256(material.encode()).hexdigest()[:16]
-
-
-def content_key(kind: str, text: str, source: str | None, when: str | None) -> str:
-    """Identity of a memory item's content: the same words from the same source at the same time."""
-    material = repr((kind, " ".join(text.split()), source, when))
-    return hashlib.sha256(material.encode()).hexdigest()[:24]
-
-
-def node_content_key(node: Node) -> str:
-    when = node.to_attrs().get("occurred_at")
-    return content_key(str(node.kind), node.text, node.source, when)
-
-
-def node_entities(node: Node) -> list[str]:
-    """Entity keys of a node: explicit entities, its source, and those found in its text."""
-    explicit = [*node.entities, *([node.source] if node.source else [])]
-    return entity_keys(node.text, explicit)
-
-
-def time_key(node: Node) -> TimeKey:
-    attrs = node.to_attrs()
-    return (node_time(attrs), str(attrs["created_at"]), node.id)
 
 
 @dataclass
@@ -150,7 +125,7 @@ class DualIndex:
                 index.report = CatchUpReport(reused=len(index.matrix), from_snapshot=True)
             else:
                 index.report = index._catch_up()
-            store.listeners.append(index.on_event)
+            index._follow(store)
         return index
 
     @classmethod
@@ -182,8 +157,27 @@ class DualIndex:
                     )
                 vectors.set_watermark(head)
                 index.report = CatchUpReport(reused=len(ids), from_snapshot=True)
-            store.listeners.append(index.on_event)
+            index._follow(store)
         return index
+
+    def _follow(self, store: DecisionStore) -> None:
+        """Hear every event; with a shared log, also hand it the write path's vectors (stored
+        with the event, so no other replica embeds them again) and rebuild after a reset."""
+        store.listeners.append(self.on_event)
+        if store.log.shared:
+            store.vector_source = self._prepared_vectors
+            store.reset_listeners.append(self._resync)
+
+    def _prepared_vectors(self) -> dict[str, bytes]:
+        with self._lock:
+            return logvectors.encode(self._prepared)
+
+    def _resync(self) -> None:
+        """The store was rebuilt from a shared log that diverged: rebuild the in-memory indexes
+        and bring the vector index to the log as it is (fingerprints say what changed)."""
+        with self.store.lock, self._lock:
+            self._clear_memory()
+            self.report = self._catch_up()
 
     @property
     def snapshot_path(self) -> Path:
@@ -264,6 +258,9 @@ class DualIndex:
         keep = [i for i in sorted(wanted) if stored.get(i) == wanted[i]]
         vectors = self.vectors.get_vectors(keep) if keep else {}
         missing = [node for node in nodes if node.id not in vectors]
+        shared = self._stored_in_log(missing)
+        vectors.update(shared)
+        missing = [node for node in missing if node.id not in shared]
         report.embedded, report.reused = len(missing), len(vectors)
         # Embed and store in chunks: an interrupted catch-up keeps what it finished (the
         # fingerprints say so next time) and memory stays bounded.
@@ -278,6 +275,18 @@ class DualIndex:
             self._index_memory(node, vectors[node.id])
         self.vectors.set_watermark(self._head())
         return report
+
+    def _stored_in_log(self, nodes: Sequence[Node]) -> dict[str, Vector]:
+        """The vectors a shared log holds for these nodes (another replica embedded them),
+        stored in ChromaDB here like fresh ones."""
+        found = logvectors.lookup(self.store.log, nodes, self.embedder.dimension)
+        ids = sorted(found)
+        by_id = {node.id: node for node in nodes}
+        for start in range(0, len(ids), _FLUSH_BATCH):
+            chunk = ids[start : start + _FLUSH_BATCH]
+            metadata = [self._metadata(by_id[i]) for i in chunk]
+            self.vectors.upsert(chunk, np.stack([found[i] for i in chunk]), metadata)
+        return found
 
     # -- following the log -------------------------------------------------------------------
     def on_event(self, event: Event) -> None:
@@ -300,9 +309,12 @@ class DualIndex:
         if self._fingerprints.get(node_id) == current:
             self._index_text(node)  # keyword text or entities may change without the vector
             return
-        vector = self._prepared.pop(embedding_text(node), None)
+        text = embedding_text(node)
+        vector = self._prepared.pop(text, None)
         if vector is None:
-            vector = self._embed([embedding_text(node)])[0]
+            vector = logvectors.decode(self.store.incoming_vectors, text, self.embedder.dimension)
+        if vector is None:
+            vector = self._embed([text])[0]
         self._index_memory(node, vector)
         self._pending.deletes.discard(node_id)
         self._pending.upserts[node_id] = (vector, self._metadata(node))
@@ -482,16 +494,3 @@ def audit_vectors(store: DecisionStore, vectors: VectorIndex) -> list[str]:
     if mark != head:
         problems.append(f"chroma watermark {mark} is not the log head {head}")
     return problems
-
-
-def touched_nodes(event: Event) -> list[str]:
-    """Ids of the nodes whose indexed form an event can change."""
-    payload = event.payload
-    node = payload.get("node")
-    if isinstance(node, dict) and isinstance(node.get("id"), str):
-        return [node["id"]]
-    nodes = payload.get("nodes")  # an import: every node it adds (its edges change no index)
-    if isinstance(nodes, list):
-        return [n["id"] for n in nodes if isinstance(n, dict) and isinstance(n.get("id"), str)]
-    node_id = payload.get("id")
-    return [node_id] if isinstance(node_id, str) else []

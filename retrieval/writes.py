@@ -26,8 +26,9 @@ from .autoedges import (
     stream_of,
 )
 from .entities import entity_keys
-from .index import DualIndex, content_key
+from .index import DualIndex
 from .matrix import Vector
+from .nodekeys import content_key
 from .text import compose_embedding_text, keyword_text_parts
 
 _EMBED_BATCH = 64
@@ -72,7 +73,7 @@ def remember(
     if vector is None:
         vector = index.embed([draft.text])[0]
     store = index.store
-    with store.lock:
+    with store.writing():
         if (found := _existing_memory(index, draft)) is not None:
             return WriteResult(index.store.get(found), created=False)
         node_id = draft.id or store.allocate_id()
@@ -138,7 +139,7 @@ def record(
     if vector is None:
         vector = index.embed([text])[0]
     store = index.store
-    with store.lock:
+    with store.writing():
         node_id = draft.id or store.allocate_id()
         created = draft.created_at or store.now()
         draft = draft.model_copy(update={"id": node_id, "created_at": created})

@@ -147,7 +147,7 @@ def breaker_status(app: Decigraph, scope: str) -> BreakerStatus:
 def reset_circuit(app: Decigraph, scope: str, probe_first: bool, actor: str) -> CircuitReset:
     """Reset an OPEN breaker: CLOSED, or HALF_OPEN (its next matching check the probe) with
     ``probe_first``. One ``circuit`` ledger event; any other state is refused on ``scope``."""
-    with app.store.lock:
+    with app.store.writing():
         status = breaker_status(app, scope)
         if status.state != OPEN:
             raise ValidationError(

@@ -331,7 +331,7 @@ def compacted(app: Decigraph, query: CompactedQuery) -> CompactedPage:
 def set_preserve(app: Decigraph, command: SetPreserve, actor: str) -> Preserved:
     """Set or remove a decision's preserve flag: one logged ``update`` when it changes, nothing
     when it already has that value. Removing stores no flag at all (``None``), not ``false``."""
-    with app.store.lock:
+    with app.store.writing():
         G = app.store.graph
         if command.id not in G or not _is_decision(G.nodes[command.id]):
             return Preserved(command.id, command.preserve, found=False, changed=False, version=None)

@@ -129,7 +129,7 @@ def ingest_evidence(app: Decigraph, request: IngestEvidence, actor: str) -> Inge
     appended in one critical section.
     """
     events = parse_events(request.events, request.source)
-    with app.store.lock:
+    with app.store.writing():
         head = evidence(app).head
         records = chain_records(events, OBSERVED, head, format_ts(app.store.now()))
         app.store.append_ledger(Operation.EVIDENCE, {"kind": INGEST, "records": records}, actor)
@@ -153,7 +153,7 @@ def link_evidence(app: Decigraph, request: LinkEvidence, actor: str) -> Linked:
     if request.stakes:
         payload["stakes"] = request.stakes
     claim = EvidenceEvent(LINK_EVENT_TYPE, payload, f"cstp:{actor}")
-    with app.store.lock:
+    with app.store.writing():
         state = evidence(app)
         check_observed(seqs, state.records)
         records = chain_records([claim], ATTESTED, state.head, format_ts(app.store.now()))

@@ -82,7 +82,7 @@ def reactivation_candidate(app: Decigraph, node: Node, target: Lifecycle) -> Can
 def set_lifecycle(app: Decigraph, cmd: SetLifecycle, actor: str) -> LifecycleSet:
     """Move a decision to ``cmd.lifecycle``; bringing a rejected one back is gated."""
     target = Lifecycle(cmd.lifecycle)
-    with app.store.lock:
+    with app.store.writing():
         current = app.store.get(cmd.id)
         previous = effective_lifecycle(app.store.graph, cmd.id)
         stale = cmd.expected_version is not None and cmd.expected_version != current.version
@@ -90,7 +90,7 @@ def set_lifecycle(app: Decigraph, cmd: SetLifecycle, actor: str) -> LifecycleSet
             return _write(app, cmd, target, actor, previous)
     statement = current.text
     vector = app.index.embed([statement])[0]  # outside the lock, as a record embeds
-    with app.store.lock:
+    with app.store.writing():
         current = app.store.get(cmd.id)  # what is there now (the lock was let go)
         previous = effective_lifecycle(app.store.graph, cmd.id)
         stale = cmd.expected_version is not None and cmd.expected_version != current.version
@@ -130,7 +130,7 @@ def _write(
 
 def forget(app: Decigraph, cmd: ForgetNode, actor: str) -> Forgotten:
     """Remove a node and every edge touching it (logged; the log keeps its history)."""
-    with app.store.lock:
+    with app.store.writing():
         node = app.store.get(cmd.id)
         edges = int(app.store.graph.degree(cmd.id))
         app.store.forget(cmd.id, actor, reason=cmd.reason, expected_version=cmd.expected_version)

@@ -147,7 +147,7 @@ def _append_step(app: Decigraph, node_id: str, text: str, agent: str) -> tuple[s
     """Append ``{step, thought, type: reasoning, timestamp, conclusion: false}`` to the decision's
     deliberation: one logged update, read and written under the store lock so concurrent
     thoughts each get their own step number."""
-    with app.store.lock:
+    with app.store.writing():
         if node_id not in app.store.graph:
             raise NodeNotFoundError(node_id)
         node = app.store.get(node_id)
@@ -241,7 +241,7 @@ def deliberate_recorded(app: Decigraph, node_id: str, agent: str) -> bool:
     tracked = app.tracker.peek(agent, keys, app.store.now(), limits(app))
     if not tracked:
         return False
-    with app.store.lock:
+    with app.store.writing():
         if node_id not in app.store.graph:
             return False
         node = app.store.get(node_id)

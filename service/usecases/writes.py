@@ -145,7 +145,7 @@ def record_decision(
     edges = [(t, EdgeType.CONTRADICTS) for t in cmd.contradicts]
     edges += [(t, EdgeType.SUPERSEDES) for t in cmd.supersedes]
     edges += links
-    with app.store.lock:
+    with app.store.writing():
         if skip_guardrails is None:
             judged = judge(app, cand, statement_vector, agent=actor)
             note = admit(judged.verdict, cmd.override)
@@ -214,7 +214,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
     given = cmd.changes.given()
     if not given:
         raise ValidationError("changes", "must name at least one field")
-    with app.store.lock:
+    with app.store.writing():
         current = app.store.get(cmd.id)
         changes = changed_fields(current, given, cmd.expected_version)
         if not changes:
@@ -224,7 +224,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
             return Updated(node, sorted(changes))
     texts = _after(current, changes, GATED_CHANGES & changes.keys())
     vectors = embed_pair(app, *texts)
-    with app.store.lock:
+    with app.store.writing():
         current = app.store.get(cmd.id)
         changes = changed_fields(current, given, cmd.expected_version)  # changed meanwhile?
         if not changes:
@@ -308,7 +308,7 @@ def remember_item(
         return Remembered(result.node, False)
     if "text" in changes and vector is None:
         vector = app.index.embed([draft.text])[0]
-    with app.store.lock:
+    with app.store.writing():
         current = app.store.get(result.node.id)
         changes = changed_fields(current, given)  # changed meanwhile?
         if not changes:

@@ -30,8 +30,7 @@ def test_snapshot_plus_tail_equals_full_replay(open_store: StoreFactory, tmp_pat
     assert store.snapshot_seq > 0
     assert store.snapshot_seq < store.seq  # a tail remains after the last automatic snapshot
     expected_hash, seq = store.graph_hash(), store.seq
-    store._writer.close()  # type: ignore[union-attr]  # simulate a crash: no final snapshot
-    store._writer = None
+    store._writable = False  # simulate a crash: no final snapshot
     store._dir_lock.release()
 
     with_snapshot = open_store()

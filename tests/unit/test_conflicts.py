@@ -12,7 +12,8 @@ from graph.errors import DecigraphError
 from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
 from retrieval.conflicts import MAX_CANDIDATES, PER_KEY, find_conflicts
-from retrieval.index import DualIndex, time_key
+from retrieval.index import DualIndex
+from retrieval.nodekeys import time_key
 from retrieval.statements import StatementIndex
 from retrieval.writes import record, remember
 from tests.conftest import TickingClock

@@ -17,7 +17,8 @@ from graph.drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from graph.errors import DecigraphError
 from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
-from retrieval.index import DualIndex, touched_nodes
+from retrieval.index import DualIndex
+from retrieval.nodekeys import touched_nodes
 from retrieval.recall import recall
 from retrieval.writes import record, remember, remember_many
 from tests.conftest import TickingClock

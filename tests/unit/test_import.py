@@ -26,7 +26,8 @@ from graph.model import Reason
 from graph.restore import plan_import
 from graph.state import GraphState
 from graph.store import DecisionStore
-from retrieval.index import DualIndex, touched_nodes
+from retrieval.index import DualIndex
+from retrieval.nodekeys import touched_nodes
 from tests.conftest import StoreFactory, decision
 from tests.support.fakes import HashEmbedder, MemoryVectorIndex
 

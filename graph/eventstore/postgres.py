@@ -1,0 +1,494 @@
+"""The event log as a PostgreSQL table shared by any number of replicas, each of which writes.
+
+Schema (``decigraph``; created on first connect, under an advisory lock so replicas starting
+together do not race)::
+
+    events(seq bigint primary key, id text unique, prev text unique, hash text unique,
+           line bytea)          -- the byte-exact canonical line of graph.events
+    head(one bool primary key, seq bigint, hash text)   -- one row: the last event
+    vectors(seq bigint references events, text_sha text, vector bytea)  -- embeddings
+
+``prev`` is unique, so two events can never follow the same one: the log cannot fork.
+
+A write section (:meth:`PostgresEventStore.begin`) is one transaction that starts with
+``SELECT ... FROM head FOR UPDATE``: the row lock replaces the file log's ``flock`` (a dead
+replica's lock and its uncommitted insert vanish together). The caller applies the events it
+had not seen, judges the write, then :meth:`~PostgresEventStore.append` inserts the event with
+``seq = head + 1`` (not a sequence: commit order must equal seq order, so a tailer never sees
+a gap), updates the head, ``pg_notify``-s the seq and commits.
+
+The commit is never cancelled: PostgreSQL answers a cancelled wait for synchronous replication
+with success and a warning. It is awaited for ``commit_timeout`` seconds; then the connection
+is dropped and :class:`~graph.errors.CommitOutcomeUnknownError` names the event id, which the
+caller resolves later (:meth:`PostgresEventStore.find_event`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import select
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import networkx as nx
+import psycopg
+from psycopg import pq
+
+from graph.errors import (
+    CommitOutcomeUnknownError,
+    EventStoreBusyError,
+    EventStoreUnavailableError,
+    LogCorruptedError,
+    LogDivergedError,
+)
+from graph.eventlog import LogEntry, TornTail, check_line
+from graph.events import GENESIS_HASH, Event
+from graph.snapshot import SnapshotHeader
+from graph.verification import VerifyReport, verify_events
+
+from .base import EventStore, EventVectors, Head
+
+logger = logging.getLogger(__name__)
+
+CHANNEL = "decigraph_events"
+SCHEMA_LOCK = 0x6465636967726170  # pg_advisory_xact_lock key while creating the schema
+_BATCH = 2_000  # events fetched per query while catching up
+
+SCHEMA = """
+CREATE SCHEMA IF NOT EXISTS decigraph;
+CREATE TABLE IF NOT EXISTS decigraph.events (
+    seq bigint PRIMARY KEY CHECK (seq > 0),
+    id text NOT NULL UNIQUE,
+    prev text NOT NULL UNIQUE,
+    hash text NOT NULL UNIQUE,
+    line bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS decigraph.head (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    seq bigint NOT NULL,
+    hash text NOT NULL
+);
+INSERT INTO decigraph.head (one, seq, hash) VALUES (true, 0, %(genesis)s)
+    ON CONFLICT (one) DO NOTHING;
+CREATE TABLE IF NOT EXISTS decigraph.vectors (
+    seq bigint NOT NULL REFERENCES decigraph.events (seq),
+    text_sha text NOT NULL,
+    vector bytea NOT NULL,
+    PRIMARY KEY (seq, text_sha)
+);
+CREATE INDEX IF NOT EXISTS vectors_by_text ON decigraph.vectors (text_sha);
+"""
+
+
+def redact(url: str) -> str:
+    """``url`` without its password (for messages and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PostgresEventStore(EventStore):
+    """The shared log in the database at ``url`` (``postgresql://user:pass@host:port/db``).
+
+    ``commit_timeout``: seconds a commit may wait (for a synchronous standby) before its
+    outcome is reported unknown. ``lock_timeout``: seconds a write waits for another replica's
+    write section before :class:`EventStoreBusyError`. ``connect_timeout``: seconds per
+    connection attempt. One connection does the work; the caller serialises its use (the
+    store's lock).
+    """
+
+    shared = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        commit_timeout: float = 10.0,
+        lock_timeout: float = 10.0,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        self.url = url
+        self.location = redact(url)
+        self.commit_timeout = commit_timeout
+        self.lock_timeout = lock_timeout
+        self.connect_timeout = connect_timeout
+        self._conn: psycopg.Connection[Any] | None = None
+        # Reading the head (readiness, lag) has a connection of its own, so it never waits
+        # behind a write section that is waiting for its commit.
+        self._head_conn: psycopg.Connection[Any] | None = None
+        self._head_lock = threading.Lock()
+        self._in_section = False
+        self._vectors: dict[int, dict[str, bytes]] = {}
+
+    # -- connections -------------------------------------------------------------------------
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            conn = psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=max(1, round(self.connect_timeout)),
+                application_name="decigraph",
+            )
+        except psycopg.Error as exc:
+            raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+        # Never let the server cancel a statement on its own: a cancelled COMMIT waiting for
+        # a synchronous standby would report success. Lock waits are bounded instead.
+        conn.execute("SET statement_timeout = 0")
+        conn.execute(f"SET lock_timeout = {int(self.lock_timeout * 1000)}")
+        return conn
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._conn.closed:
+            self._conn = self._connect()
+        return self._conn
+
+    def _drop(self) -> None:
+        """Forget the connection (after an error its state is unknown); reconnect next time."""
+        conn, self._conn, self._in_section = self._conn, None, False
+        if conn is not None:
+            with contextlib.suppress(psycopg.Error):  # already broken
+                conn.close()
+
+    def _run(self, fn: Callable[[psycopg.Connection[Any]], Any]) -> Any:
+        """``fn(conn)`` outside a write section; a lost connection is retried once."""
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                return fn(conn)
+            except psycopg.OperationalError as exc:
+                self._drop()
+                if attempt == 2:
+                    raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+        raise AssertionError("unreachable")
+
+    def open(self, read_only: bool) -> None:
+        if read_only:
+            self._run(lambda conn: None)
+            return
+
+        def create(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                conn.execute(SCHEMA, {"genesis": GENESIS_HASH})
+
+        self._run(create)
+
+    def close(self) -> None:
+        self._drop()
+        with self._head_lock:
+            if self._head_conn is not None:
+                self._head_conn.close()
+                self._head_conn = None
+
+    # -- reading -----------------------------------------------------------------------------
+    def head(self) -> Head:
+        with self._head_lock:
+            for attempt in (1, 2):
+                if self._head_conn is None or self._head_conn.closed:
+                    self._head_conn = self._connect()
+                try:
+                    row = self._head_conn.execute("SELECT seq, hash FROM decigraph.head").fetchone()
+                except psycopg.OperationalError as exc:
+                    self._head_conn.close()
+                    self._head_conn = None
+                    if attempt == 2:
+                        raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+                    continue
+                return Head(0, GENESIS_HASH) if row is None else Head(int(row[0]), str(row[1]))
+        raise AssertionError("unreachable")
+
+    def lookup_vectors(self, text_shas: list[str]) -> dict[str, bytes]:
+        """Vectors any replica stored for these texts (SHA-256 hex of each embedded text)."""
+        found: dict[str, bytes] = {}
+
+        def read(conn: psycopg.Connection[Any]) -> None:
+            for start in range(0, len(text_shas), 5_000):
+                rows = conn.execute(
+                    "SELECT DISTINCT ON (text_sha) text_sha, vector FROM decigraph.vectors "
+                    "WHERE text_sha = ANY(%s) ORDER BY text_sha, seq DESC",
+                    (text_shas[start : start + 5_000],),
+                ).fetchall()
+                found.update((str(sha), bytes(vector)) for sha, vector in rows)
+
+        if text_shas:
+            self._run(read)
+        return found
+
+    def resume(self, header: SnapshotHeader) -> bool:
+        def at(conn: psycopg.Connection[Any]) -> tuple[int, str | None]:
+            head = conn.execute("SELECT seq FROM decigraph.head").fetchone()
+            row = conn.execute(
+                "SELECT hash FROM decigraph.events WHERE seq = %s", (header.seq,)
+            ).fetchone()
+            return (0 if head is None else int(head[0])), (None if row is None else str(row[0]))
+
+        if header.seq == 0:
+            return True
+        head_seq, stored = self._run(at)
+        if stored == header.last_hash:
+            return True
+        if stored is None and head_seq < header.seq:
+            raise LogDivergedError(
+                self.location,
+                head_seq + 1,
+                f"the log ends after event {head_seq}, but the local snapshot covers "
+                f"{header.seq} events: the database lost acknowledged events (restored from "
+                "an older backup, or a failover to a standby that was not synchronous)",
+            )
+        raise LogDivergedError(
+            self.location,
+            header.seq,
+            f"event {header.seq} is not the one the local snapshot was taken after: the "
+            "snapshot belongs to another log, or the database's history was replaced",
+        )
+
+    def entries(
+        self, after_seq: int, last_hash: str, upto: int | None = None
+    ) -> Iterator[LogEntry | TornTail]:
+        if after_seq > 0:
+            self._check_position(after_seq, last_hash)
+        expected_seq, expected_prev = after_seq + 1, last_hash
+        while True:
+            limit = _BATCH if upto is None else min(_BATCH, upto - expected_seq + 1)
+            if limit <= 0:
+                return
+            rows = self._fetch(expected_seq, limit)
+            for seq, line in rows:
+                problem = check_line(line, expected_seq, expected_prev)
+                if seq != expected_seq or isinstance(problem, str):
+                    reason = problem if isinstance(problem, str) else f"row seq {seq}"
+                    raise LogCorruptedError(self.location, expected_seq, reason)
+                yield LogEntry(problem, seq)
+                expected_seq, expected_prev = seq + 1, problem.hash
+            if len(rows) < limit:
+                return
+
+    def _check_position(self, seq: int, last_hash: str) -> None:
+        """Raise :class:`LogDivergedError` unless the log's event ``seq`` has ``last_hash``
+        (after a reconnect, a failover or a restore, the replica's history must still be the
+        log's own)."""
+
+        def read(conn: psycopg.Connection[Any]) -> str | None:
+            row = conn.execute(
+                "SELECT hash FROM decigraph.events WHERE seq = %s", (seq,)
+            ).fetchone()
+            return None if row is None else str(row[0])
+
+        stored = self._run(read) if not self._in_section else read(self._connection())
+        if stored != last_hash:
+            what = "is missing" if stored is None else "has another hash"
+            raise LogDivergedError(
+                self.location,
+                seq,
+                f"event {seq}, which this replica applied, {what} in the shared log",
+            )
+
+    def _fetch(self, first: int, limit: int) -> list[tuple[int, bytes]]:
+        last = first + limit - 1
+
+        def read(conn: psycopg.Connection[Any]) -> list[tuple[int, bytes]]:
+            rows = conn.execute(
+                "SELECT seq, line FROM decigraph.events WHERE seq BETWEEN %s AND %s ORDER BY seq",
+                (first, last),
+            ).fetchall()
+            vectors = conn.execute(
+                "SELECT seq, text_sha, vector FROM decigraph.vectors WHERE seq BETWEEN %s AND %s",
+                (first, last),
+            ).fetchall()
+            self._vectors = {}
+            for seq, sha, vector in vectors:
+                self._vectors.setdefault(int(seq), {})[str(sha)] = bytes(vector)
+            return [(int(seq), bytes(line)) for seq, line in rows]
+
+        if self._in_section:
+            try:
+                result: list[tuple[int, bytes]] = read(self._connection())
+            except psycopg.OperationalError as exc:
+                self._drop()
+                raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+            return result
+        fetched: list[tuple[int, bytes]] = self._run(read)
+        return fetched
+
+    def vectors(self, seq: int) -> EventVectors:
+        return self._vectors.get(seq, {})
+
+    def find_event(self, event_id: str) -> int | None:
+        """The seq of the committed event ``event_id``, or ``None`` if none is visible."""
+
+        def read(conn: psycopg.Connection[Any]) -> int | None:
+            row = conn.execute(
+                "SELECT seq FROM decigraph.events WHERE id = %s", (event_id,)
+            ).fetchone()
+            return None if row is None else int(row[0])
+
+        found: int | None = self._run(read)
+        return found
+
+    # -- writing -----------------------------------------------------------------------------
+    def begin(self) -> Head:
+        if self._in_section:
+            raise AssertionError("write sections do not nest in the event store")
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN")
+                self._in_section = True
+                row = conn.execute(
+                    "SELECT seq, hash, clock_timestamp() FROM decigraph.head FOR UPDATE"
+                ).fetchone()
+            except psycopg.errors.LockNotAvailable:
+                self._rollback()
+                raise EventStoreBusyError(self.location, self.lock_timeout) from None
+            except psycopg.OperationalError as exc:
+                self._drop()
+                if attempt == 2:
+                    raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+                continue
+            if row is None:
+                self._rollback()
+                raise LogCorruptedError(self.location, 0, "the head row is missing")
+            return Head(int(row[0]), str(row[1]), row[2])
+        raise AssertionError("unreachable")
+
+    def _rollback(self) -> None:
+        if self._conn is None:
+            self._in_section = False
+            return
+        try:
+            self._conn.execute("ROLLBACK")
+        except psycopg.Error:
+            self._drop()
+        self._in_section = False
+
+    def end(self) -> None:
+        if self._in_section:
+            self._rollback()
+
+    def append(self, event: Event, line: bytes, vectors: EventVectors) -> None:
+        if not self._in_section:
+            raise AssertionError("append outside a write section")
+        conn = self._connection()
+        try:
+            conn.execute(
+                "INSERT INTO decigraph.events (seq, id, prev, hash, line) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                (event.seq, event.id, event.prev, event.hash, line),
+            )
+            if vectors:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO decigraph.vectors (seq, text_sha, vector) VALUES (%s, %s, %s)",
+                        [(event.seq, sha, vector) for sha, vector in sorted(vectors.items())],
+                    )
+            conn.execute("UPDATE decigraph.head SET seq = %s, hash = %s", (event.seq, event.hash))
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(event.seq)))
+        except psycopg.OperationalError as exc:
+            self._drop()  # the transaction died with the connection: nothing was written
+            raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+        except psycopg.Error as exc:
+            self._rollback()
+            raise LogCorruptedError(self.location, event.seq, _reason(exc)) from None
+        self._commit(conn, event)
+
+    def _commit(self, conn: psycopg.Connection[Any], event: Event) -> None:
+        """COMMIT, waited for at most ``commit_timeout`` seconds, never cancelled."""
+        notices: list[str] = []
+
+        def notice(diag: psycopg.errors.Diagnostic) -> None:
+            notices.append(diag.message_primary or "")
+
+        conn.add_notice_handler(notice)
+        pgconn = conn.pgconn
+        try:
+            status = _send_and_wait(pgconn, b"COMMIT", self.commit_timeout)
+        except TimeoutError:
+            self._drop()  # the server keeps waiting for its standby; we stop listening
+            raise CommitOutcomeUnknownError(
+                self.location,
+                event.id,
+                event.seq,
+                f"the commit did not complete within {self.commit_timeout:g} s (is the "
+                "synchronous standby reachable?)",
+            ) from None
+        except (OSError, psycopg.Error) as exc:
+            self._drop()
+            raise CommitOutcomeUnknownError(
+                self.location,
+                event.id,
+                event.seq,
+                f"the connection failed while committing ({_reason(exc)})",
+            ) from None
+        finally:
+            if not conn.closed:
+                conn.remove_notice_handler(notice)
+        self._in_section = False
+        if status is not None:
+            self._drop()
+            raise CommitOutcomeUnknownError(self.location, event.id, event.seq, status)
+        if any("synchronous replication" in message for message in notices):
+            # Someone cancelled the wait (pg_cancel_backend): committed on the primary only.
+            raise CommitOutcomeUnknownError(self.location, event.id, event.seq, "; ".join(notices))
+
+    def snapshot_header(self, seq: int, last_hash: str) -> SnapshotHeader:
+        # The database is the witness: resume() checks the hash stored at ``seq``.
+        return SnapshotHeader(seq, 0, last_hash, "")
+
+    def verify(self, applied: int, live: nx.MultiDiGraph[str]) -> VerifyReport:
+        return verify_events(self.entries(0, GENESIS_HASH, upto=applied), applied, live)
+
+    # -- following ---------------------------------------------------------------------------
+    def wait(self, conn: psycopg.Connection[Any], timeout: float) -> bool:
+        """Wait on a ``LISTEN`` connection (:meth:`listener`) up to ``timeout`` seconds; whether
+        a notification arrived."""
+        for _ in conn.notifies(timeout=timeout, stop_after=1):
+            return True
+        return False
+
+    def listener(self) -> psycopg.Connection[Any]:
+        """A new connection listening on the log's channel (not through a pooling proxy)."""
+        conn = self._connect()
+        conn.execute(f"LISTEN {CHANNEL}")
+        return conn
+
+
+def _send_and_wait(pgconn: pq.abc.PGconn, query: bytes, timeout: float) -> str | None:
+    """Send ``query`` and wait for its result for ``timeout`` seconds without ever cancelling
+    it; ``None`` when it succeeded, else the server's error. Raises ``TimeoutError``."""
+    deadline = time.monotonic() + timeout
+    pgconn.send_query(query)
+    while pgconn.flush():
+        _wait_socket(pgconn.socket, deadline, write=True)
+    while True:
+        pgconn.consume_input()
+        if not pgconn.is_busy():
+            break
+        _wait_socket(pgconn.socket, deadline)
+    error: str | None = None
+    while (result := pgconn.get_result()) is not None:
+        if result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
+            raw = result.error_field(pq.DiagnosticField.MESSAGE_PRIMARY)
+            error = raw.decode("utf-8", "replace") if raw else "the commit failed"
+    if pgconn.status != pq.ConnStatus.OK:
+        raise OSError("the connection was lost")
+    return error
+
+
+def _wait_socket(sock: int, deadline: float, write: bool = False) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError
+    readers, writers = ([], [sock]) if write else ([sock], [])
+    ready = select.select(readers, writers, [], remaining)
+    if not any(ready):
+        raise TimeoutError
+
+
+def _reason(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

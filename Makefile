@@ -39,6 +39,8 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy $(PACKAGES)
 
 # Every test but the soak runs: tests/{unit,integration,e2e,fuzz} and graph/'s doctests.
+# The PostgreSQL tests start real servers from /usr/lib/postgresql/*/bin (`apt-get install
+# postgresql`, or DECIGRAPH_PG_BIN=<dir>); without them they fail, unless DECIGRAPH_SKIP_PG=1.
 unit: $(STAMP) $(UI_STAMP)
 	$(PY) -m pytest
 

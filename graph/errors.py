@@ -194,6 +194,8 @@ class CommitOutcomeUnknownError(EventStoreError):
         self.event_id = event_id
         self.seq = seq
         self.reason = reason
+        #: The node the event would have created or changed (set by the store).
+        self.node_id: str | None = None
 
 
 class LogDivergedError(LogCorruptedError):

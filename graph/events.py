@@ -125,6 +125,19 @@ class Event:
         return compute_hash(self.body()) == self.hash
 
 
+def touched_ids(payload: dict[str, Any]) -> list[str]:
+    """Ids of the nodes an event's payload creates or changes (an import's: every node it
+    adds; edges alone change no node's indexed form)."""
+    node = payload.get("node")
+    if isinstance(node, dict) and isinstance(node.get("id"), str):
+        return [node["id"]]
+    nodes = payload.get("nodes")
+    if isinstance(nodes, list):
+        return [n["id"] for n in nodes if isinstance(n, dict) and isinstance(n.get("id"), str)]
+    node_id = payload.get("id")
+    return [node_id] if isinstance(node_id, str) else []
+
+
 def compute_hash(body: dict[str, Any]) -> str:
     return sha256_hex(canonical_json(body))
 

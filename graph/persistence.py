@@ -24,7 +24,6 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -33,13 +32,20 @@ from typing import TYPE_CHECKING, Any, Self
 import networkx as nx
 
 from .adjacency import SparseAdjacency
-from .errors import DecigraphError, LogCorruptedError, LogDivergedError, ReadOnlyStoreError
-from .eventlog import FsyncPolicy, LogEntry, TornTail
-from .events import Event, Operation
+from .errors import (
+    CommitOutcomeUnknownError,
+    DecigraphError,
+    LogCorruptedError,
+    LogDivergedError,
+    ReadOnlyStoreError,
+)
+from .eventlog import LogEntry, TornTail
+from .events import Event, Operation, touched_ids
 from .eventstore import EventStore, EventVectors, Head, open_event_store
 from .gcpause import gc_paused
 from .ids import IdSource
 from .lockfile import DirectoryLock
+from .options import OpenReport, StoreOptions
 from .snapshot import read_snapshot, write_snapshot
 from .state import GraphState, Parsed, graph_hash
 from .timeutil import format_ts, utc_now
@@ -55,36 +61,6 @@ logger = logging.getLogger(__name__)
 Listener = Callable[[Event], None]
 #: The vectors of the write being committed (sha256 of the embedded text -> float32 bytes).
 VectorSource = Callable[[], EventVectors]
-
-
-@dataclass(frozen=True)
-class StoreOptions:
-    """How a store is opened.
-
-    ``snapshot_every``: events between automatic snapshots (0 turns them off; one is still
-    written on close). ``fsync``: see :mod:`graph.eventlog`. ``use_snapshot=False`` replays the
-    whole log (``decigraph rebuild``). ``event_store``: where the log lives (``None``: the
-    file in the data directory; a ``postgresql://`` URL: the shared log, see
-    :mod:`graph.eventstore.postgres`, with its ``commit_timeout`` and ``lock_timeout``).
-    """
-
-    fsync: FsyncPolicy = "always"
-    snapshot_every: int = 10_000
-    read_only: bool = False
-    use_snapshot: bool = True
-    event_store: str | None = None
-    commit_timeout: float = 10.0
-    lock_timeout: float = 10.0
-
-
-@dataclass(frozen=True)
-class OpenReport:
-    """How the store reached its state at open: from a snapshot plus tail, or a full replay."""
-
-    snapshot_seq: int | None
-    replayed: int
-    torn_tail: TornTail | None
-    torn_saved_to: Path | None
 
 
 class LoggedGraph:
@@ -314,12 +290,10 @@ class LoggedGraph:
     @property
     def log_offset(self) -> int:
         """Bytes of a file log read or written so far (a shared log: the applied seq)."""
-        offset = getattr(self.log, "offset", None)
-        return self.state.seq if offset is None else int(offset)
+        return int(getattr(self.log, "offset", self.state.seq))
 
     def log_head(self) -> int:
-        """The seq of the log's last event as the log stores it now (for a shared log, other
-        replicas may be ahead of this one; for a file log, this store is the writer)."""
+        """The seq of the log's last event now (a shared log's replicas may be ahead)."""
         if not self.log.shared:
             return self.state.seq
         return self.log.head().seq  # its own connection: never waits for a write section
@@ -430,7 +404,11 @@ class LoggedGraph:
                 )
                 apply = self.state.plan(event, parsed)
                 vectors = self.vector_source() if self.log.shared and self.vector_source else {}
-                self.log.append(event, event.to_line(), vectors)
+                try:
+                    self.log.append(event, event.to_line(), vectors)
+                except CommitOutcomeUnknownError as exc:
+                    exc.node_id = next(iter(touched_ids(payload)), None)
+                    raise
             finally:
                 # An append ends the database's hold on the head (a failed one too); if the
                 # event was refused before it, the transaction is rolled back here.

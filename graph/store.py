@@ -21,14 +21,8 @@ from .enums import EdgeType, Lifecycle, NodeKind, Outcome
 from .errors import DuplicateIdError, NodeNotFoundError, ValidationError
 from .events import LEDGER_OPERATIONS, Operation
 from .model import MAX_SHORT, Edge, Node, check_node_id
-from .persistence import (
-    LOG_NAME,
-    SNAPSHOT_NAME,
-    Listener,
-    LoggedGraph,
-    OpenReport,
-    StoreOptions,
-)
+from .options import OpenReport, StoreOptions
+from .persistence import LOG_NAME, SNAPSHOT_NAME, Listener, LoggedGraph
 from .restore import MAX_ITEMS_PER_EVENT, ImportReport, plan_import
 from .state import UPDATABLE_FIELDS, model_error
 

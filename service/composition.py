@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict
 from graph.errors import DecigraphError, StoreLockedError
 from graph.ids import IdSource
 from graph.store import DecisionStore, StoreOptions
-from graph.timeutil import utc_now
 from retrieval.embedder import Embedder, MiniLMEmbedder
 from retrieval.index import DualIndex
 from retrieval.vector import ChromaVectorIndex
@@ -64,7 +63,7 @@ def open_store(
     *,
     read_only: bool = False,
     use_snapshot: bool = True,
-    clock: Callable[[], datetime] = utc_now,
+    clock: Callable[[], datetime] | None = None,
     ids: IdSource | None = None,
 ) -> DecisionStore:
     """The event-sourced store in ``settings.data_dir`` (the writer holds its directory lock)."""
@@ -73,6 +72,9 @@ def open_store(
         snapshot_every=0 if not use_snapshot else settings.snapshot_every,
         read_only=read_only,
         use_snapshot=use_snapshot,
+        event_store=settings.event_store or None,
+        commit_timeout=settings.commit_timeout,
+        lock_timeout=settings.lock_timeout,
     )
     return DecisionStore.open(settings.data_dir, options, clock=clock, ids=ids)
 
@@ -120,7 +122,10 @@ def _writer(
     except BaseException:
         store.close()
         raise
-    return Decigraph(settings, store, index, rules, breakers=breakers)
+    app = Decigraph(settings, store, index, rules, breakers=breakers)
+    store.reset_listeners.append(app.forget_derived)
+    store.follow()  # a shared log: apply the other replicas' events as they commit
+    return app
 
 
 class Warmup:
@@ -174,6 +179,11 @@ class Readiness(BaseModel):
     edges: int
     indexed: int
     error: str | None = None
+    #: A shared log: the seq of its head, how far this replica is behind it, and whether
+    #: that is within ``ready_max_lag`` (``None`` with the file log: this process writes it).
+    log_head: int | None = None
+    lag: int | None = None
+    log: Literal["caught up", "behind", "unreachable"] | None = None
 
 
 def readiness(app: Decigraph, warmup: Warmup | None) -> Readiness:
@@ -184,8 +194,21 @@ def readiness(app: Decigraph, warmup: Warmup | None) -> Readiness:
         caught_up = app.index.healthy and indexed == nodes
         seq = app.store.seq
     model = "warm" if warmup is None else warmup.state
+    head = lag = None
+    log: Literal["caught up", "behind", "unreachable"] | None = None
+    if app.store.log.shared:
+        try:
+            head = app.store.log_head()
+        except DecigraphError:
+            log = "unreachable"
+        else:
+            lag = max(0, head - seq)
+            log = "caught up" if lag <= app.settings.ready_max_lag else "behind"
     return Readiness(
-        ready=caught_up and model == "warm",
+        ready=caught_up and model == "warm" and log in (None, "caught up"),
+        log_head=head,
+        lag=lag,
+        log=log,
         model=model,
         indexes="caught up" if caught_up else "behind",
         seq=seq,

@@ -58,3 +58,20 @@ class Settings(BaseSettings):
         ),
     )
     """Consumed or expired tracker sessions kept per agent (``debugTracker``'s history)."""
+    event_store: str | None = None
+    """Where the event log lives: unset, ``<data-dir>/events.jsonl`` (one process writes); a
+    ``postgresql://user:password@host:port/db`` URL, a log shared by any number of replicas,
+    each with its own data directory for its snapshot and indexes (README "Running on several
+    machines"). Connect directly or through a session-pooling proxy, never transaction
+    pooling (the log's head lock and LISTEN need a session)."""
+    commit_timeout: float = Field(default=10.0, gt=0, le=600)
+    """Seconds a shared log's commit may wait (for its synchronous standby) before the write
+    answers "outcome unknown" (retryable, with the event id to look up)."""
+    lock_timeout: float = Field(default=10.0, gt=0, le=600)
+    """Seconds a write waits for another replica's write to the shared log before answering
+    "busy" (retryable; nothing written)."""
+    min_seq_timeout: float = Field(default=5.0, ge=0, le=60)
+    """Seconds a read with ``minSeq`` waits for this replica to apply that event before
+    answering "not caught up" (retryable)."""
+    ready_max_lag: int = Field(default=100, ge=0)
+    """Events a replica of a shared log may be behind the log's head and still be ready."""

@@ -19,6 +19,10 @@ from graph.store import DecisionStore, StoreOptions
 if TYPE_CHECKING:
     from tests.support.loadgen import Served
 
+# PostgreSQL servers for the tests: the pg_server and pg_cluster fixtures
+# (tests/support/pgcluster.py), and their log tails in failure reports.
+pytest_plugins = ["tests.support.pgcluster"]
+
 TESTS = Path(__file__).resolve().parent
 # tests/<suite>/... -> the marker <suite> (registered in pyproject.toml).
 SUITES = ("unit", "integration", "e2e", "fuzz", "soak")

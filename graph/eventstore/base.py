@@ -82,6 +82,10 @@ class EventStore(abc.ABC):
         """The vectors stored with event ``seq`` (only a shared log keeps them)."""
         return {}
 
+    @abc.abstractmethod
+    def find(self, event_id: str) -> LogEntry | None:
+        """The committed event with this id, or ``None``."""
+
     def lookup_vectors(self, text_shas: list[str]) -> dict[str, bytes]:
         """Vectors stored for these texts by any writer (only a shared log keeps them)."""
         return {}

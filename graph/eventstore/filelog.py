@@ -119,6 +119,13 @@ class FileEventStore(EventStore):
     def head(self) -> Head:
         return self._head
 
+    def find(self, event_id: str) -> LogEntry | None:
+        """A scan of the file (the file log keeps no index of event ids)."""
+        for item in read_events(self.path):
+            if isinstance(item, LogEntry) and item.event.id == event_id:
+                return item
+        return None
+
     # -- writing ---------------------------------------------------------------------------
     def cut_torn_tail(self, torn: TornTail) -> str | None:
         if self.writer is None:

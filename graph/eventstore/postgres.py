@@ -20,7 +20,7 @@ a gap), updates the head, ``pg_notify``-s the seq and commits.
 The commit is never cancelled: PostgreSQL answers a cancelled wait for synchronous replication
 with success and a warning. It is awaited for ``commit_timeout`` seconds; then the connection
 is dropped and :class:`~graph.errors.CommitOutcomeUnknownError` names the event id, which the
-caller resolves later (:meth:`PostgresEventStore.find_event`).
+caller resolves later (:meth:`PostgresEventStore.find`).
 """
 
 from __future__ import annotations
@@ -58,30 +58,31 @@ CHANNEL = "decigraph_events"
 SCHEMA_LOCK = 0x6465636967726170  # pg_advisory_xact_lock key while creating the schema
 _BATCH = 2_000  # events fetched per query while catching up
 
-SCHEMA = """
-CREATE SCHEMA IF NOT EXISTS decigraph;
+SCHEMA = (
+    """CREATE SCHEMA IF NOT EXISTS decigraph""",
+    """
 CREATE TABLE IF NOT EXISTS decigraph.events (
     seq bigint PRIMARY KEY CHECK (seq > 0),
     id text NOT NULL UNIQUE,
     prev text NOT NULL UNIQUE,
     hash text NOT NULL UNIQUE,
     line bytea NOT NULL
-);
-CREATE TABLE IF NOT EXISTS decigraph.head (
+)""",
+    """CREATE TABLE IF NOT EXISTS decigraph.head (
     one boolean PRIMARY KEY DEFAULT true CHECK (one),
     seq bigint NOT NULL,
     hash text NOT NULL
-);
-INSERT INTO decigraph.head (one, seq, hash) VALUES (true, 0, %(genesis)s)
-    ON CONFLICT (one) DO NOTHING;
-CREATE TABLE IF NOT EXISTS decigraph.vectors (
+)""",
+    """INSERT INTO decigraph.head (one, seq, hash) VALUES (true, 0, %(genesis)s)
+    ON CONFLICT (one) DO NOTHING""",
+    """CREATE TABLE IF NOT EXISTS decigraph.vectors (
     seq bigint NOT NULL REFERENCES decigraph.events (seq),
     text_sha text NOT NULL,
     vector bytea NOT NULL,
     PRIMARY KEY (seq, text_sha)
-);
-CREATE INDEX IF NOT EXISTS vectors_by_text ON decigraph.vectors (text_sha);
-"""
+)""",
+    """CREATE INDEX IF NOT EXISTS vectors_by_text ON decigraph.vectors (text_sha)""",
+)
 
 
 def redact(url: str) -> str:
@@ -165,6 +166,8 @@ class PostgresEventStore(EventStore):
                 self._drop()
                 if attempt == 2:
                     raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+            except psycopg.Error as exc:  # e.g. no permission to create the tables
+                raise EventStoreUnavailableError(self.location, _reason(exc)) from None
         raise AssertionError("unreachable")
 
     def open(self, read_only: bool) -> None:
@@ -175,7 +178,9 @@ class PostgresEventStore(EventStore):
         def create(conn: psycopg.Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                conn.execute(SCHEMA, {"genesis": GENESIS_HASH})
+                for statement in SCHEMA:
+                    params = {"genesis": GENESIS_HASH} if "%(genesis)s" in statement else None
+                    conn.execute(statement, params)
 
         self._run(create)
 
@@ -319,17 +324,17 @@ class PostgresEventStore(EventStore):
     def vectors(self, seq: int) -> EventVectors:
         return self._vectors.get(seq, {})
 
-    def find_event(self, event_id: str) -> int | None:
-        """The seq of the committed event ``event_id``, or ``None`` if none is visible."""
-
-        def read(conn: psycopg.Connection[Any]) -> int | None:
+    def find(self, event_id: str) -> LogEntry | None:
+        def read(conn: psycopg.Connection[Any]) -> tuple[int, bytes] | None:
             row = conn.execute(
-                "SELECT seq FROM decigraph.events WHERE id = %s", (event_id,)
+                "SELECT seq, line FROM decigraph.events WHERE id = %s", (event_id,)
             ).fetchone()
-            return None if row is None else int(row[0])
+            return None if row is None else (int(row[0]), bytes(row[1]))
 
-        found: int | None = self._run(read)
-        return found
+        found: tuple[int, bytes] | None = self._run(read)
+        if found is None:
+            return None
+        return LogEntry(Event.from_line(found[1]), found[0])
 
     # -- writing -----------------------------------------------------------------------------
     def begin(self) -> Head:

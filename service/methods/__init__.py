@@ -17,6 +17,7 @@ from .guardrails import register_guardrails
 from .lifecycle import register_lifecycle
 from .memory import register_memory
 from .querying import register_query
+from .replication import register_replication
 from .tracker import register_tracker
 
 
@@ -39,4 +40,5 @@ def build_registry(app: Decigraph) -> Registry:
     register_breakers(registry, app)
     register_evidence(registry, app)
     register_tracker(registry, app)
+    register_replication(registry, app)
     return registry

@@ -18,11 +18,14 @@ from pydantic.alias_generators import to_camel
 
 from graph.errors import (
     BackendUnavailableError,
+    CommitOutcomeUnknownError,
     CycleError,
     DecigraphError,
     EdgeNotFoundError,
+    EventStoreError,
     FieldError,
     NodeNotFoundError,
+    NotCaughtUpError,
     ReadOnlyStoreError,
     StorageError,
     StoreLockedError,
@@ -43,6 +46,11 @@ RECORD_FAILED = -32004
 NOT_FOUND = -32005
 CONFLICT = -32009
 STORAGE_FAILED = -32010
+#: The shared event log: unreachable or busy (nothing written), a commit whose outcome is
+#: unknown (look the event up by id), a replica not yet at the ``minSeq`` asked for.
+UNAVAILABLE = -32011
+OUTCOME_UNKNOWN = -32012
+NOT_CAUGHT_UP = -32013
 
 
 class RpcError(Exception):
@@ -96,6 +104,18 @@ def domain_error(exc: DecigraphError, params: type[pydantic.BaseModel] | None = 
         logger.warning("backend unavailable: %s", exc)
         message = f"vector index unavailable, retry later: {exc}"
         return RpcError(QUERY_FAILED, message, {"retryable": True})
+    if isinstance(exc, CommitOutcomeUnknownError):
+        logger.warning("commit outcome unknown: %s", exc)
+        data: dict[str, Any] = {"retryable": True, "eventId": exc.event_id, "seq": exc.seq}
+        if exc.node_id is not None:
+            data["id"] = exc.node_id
+        return RpcError(OUTCOME_UNKNOWN, str(exc), data)
+    if isinstance(exc, EventStoreError):  # unreachable or busy: nothing was written
+        logger.warning("event store: %s", exc)
+        return RpcError(UNAVAILABLE, str(exc), {"retryable": True})
+    if isinstance(exc, NotCaughtUpError):
+        data = {"retryable": True, "minSeq": exc.wanted, "appliedSeq": exc.applied}
+        return RpcError(NOT_CAUGHT_UP, str(exc), data)
     if isinstance(exc, StoreLockedError | ReadOnlyStoreError):
         return RpcError(RECORD_FAILED, str(exc))
     if isinstance(exc, StorageError):  # e.g. a full disk: the server's problem, not the params

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import pydantic
@@ -65,12 +65,22 @@ class Method:
     warnings_key: str = "warnings"
 
 
+class Consistency(Protocol):
+    """Read-your-writes across replicas: a read waits for ``minSeq``; a write reports the seq
+    of the event it committed (:mod:`service.usecases.replication`)."""
+
+    def await_seq(self, min_seq: int) -> None: ...
+    def start_write(self) -> None: ...
+    def written_seq(self) -> int: ...
+
+
 class Registry:
     """The methods a server answers, by wire name (``cstp.<name>``)."""
 
     def __init__(self) -> None:
         self._methods: dict[str, Method] = {}
         self.observers: list[CallObserver] = []
+        self.consistency: Consistency | None = None
 
     def add(
         self,
@@ -245,13 +255,21 @@ class Dispatcher:
         if deep is not None:
             message = f"{deep}: nested deeper than {MAX_DEPTH} levels"
             raise RpcError(INVALID_PARAMS, message, {"field": deep})
+        raw, min_seq = _min_seq(raw)
         raw, warnings = relax(method.params, raw, writes=method.writes)
         try:
             params = validate_params(method.params, raw)
         except pydantic.ValidationError as exc:
             raise invalid_params(exc) from None
+        consistency = self.registry.consistency
         try:
+            if consistency is not None and min_seq is not None:
+                consistency.await_seq(min_seq)
+            if consistency is not None and method.writes:
+                consistency.start_write()
             result = method.handler(params, context)
+            if consistency is not None and method.writes and "seq" not in result:
+                result = {**result, "seq": consistency.written_seq()}
             self._observe(name, params, result, context)
             if not warnings:
                 return result
@@ -271,6 +289,19 @@ class Dispatcher:
                 observer(name, params, result, context)
             except Exception:  # an observer never turns an answer into an error
                 logger.exception("observer failed after %s", name)
+
+
+def _min_seq(raw: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """``minSeq`` (any method: answer only once this replica has applied that event) taken
+    out of the params, checked like any integer param."""
+    key = "minSeq" if "minSeq" in raw else "min_seq" if "min_seq" in raw else None
+    if key is None:
+        return raw, None
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        message = f"{key}: must be a non-negative integer (a seq a write answered)"
+        raise RpcError(INVALID_PARAMS, message, {"field": key})
+    return {k: v for k, v in raw.items() if k != key}, value
 
 
 def _error_response(request_id: Any, error: RpcError) -> dict[str, Any]:

@@ -59,6 +59,11 @@ class Decigraph:
             self._memo[name] = (seq, value)
             return value
 
+    def forget_derived(self) -> None:
+        """Drop what :meth:`at_seq` computed (the store was rebuilt from its log)."""
+        with self.store.lock:
+            self._memo.clear()
+
     def close(self) -> None:
         try:
             self.index.close()

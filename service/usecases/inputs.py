@@ -248,3 +248,9 @@ def end_of_day(value: Any) -> Any:
     if isinstance(value, str) and len(value.strip()) == 10 and "T" not in value:
         return value.strip() + "T23:59:59.999999Z"
     return value
+
+
+class FindEvent(Input):
+    """An event of the log, by the id a write's "outcome unknown" error named."""
+
+    event_id: str = Field(min_length=1, max_length=64, pattern=r"^[0-9a-f]+$")

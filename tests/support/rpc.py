@@ -41,3 +41,12 @@ def serving(data: Path, token: str) -> Iterator[Rpc]:
         yield Rpc(url, token)
     finally:
         stop_serve(proc)
+
+
+def written(result: dict[str, Any]) -> dict[str, Any]:
+    """A write's answer without the ``seq`` every write carries (checked to be a seq)."""
+    seq = result.get("seq")
+    assert isinstance(seq, int), result
+    assert not isinstance(seq, bool), result
+    assert seq >= 0, result
+    return {k: v for k, v in result.items() if k != "seq"}

@@ -38,6 +38,7 @@ from service.usecases.breakers import open_breakers
 from service.usecases.rules import GuardrailConfigError, load_rules
 from tests.conftest import TickingClock
 from tests.support.fakes import HashEmbedder, MemoryVectorIndex
+from tests.support.rpc import written
 
 pytestmark = pytest.mark.unit
 
@@ -302,7 +303,7 @@ def test_reset_closes_an_open_breaker_and_is_logged(app: Decigraph) -> None:
     assert closed["data"]["field"] == "scope"
     trip_high(app)
     result = ok(app, "resetCircuit", {"scope": "stakes:high"}, agent="oncall-lead")
-    assert result == {
+    assert written(result) == {
         "scope": "stakes:high",
         "previousState": "open",
         "newState": "closed",

@@ -24,6 +24,7 @@ from service.usecases import Decigraph
 from service.usecases.compaction import compaction_level, compaction_levels, wisdom
 from tests.conftest import START
 from tests.support.fakes import fake_app
+from tests.support.rpc import written
 
 pytestmark = pytest.mark.unit
 
@@ -229,7 +230,7 @@ def test_set_preserve_writes_once_and_keeps_old_decisions_whole(app: Decigraph) 
     ids = play(app)
     before = app.store.seq
     made = ok(app, "setPreserve", {"decisionId": ids["sec"]}, agent="carol")
-    assert made == {
+    assert written(made) == {
         "success": True,
         "decisionId": ids["sec"],
         "preserve": True,
@@ -264,7 +265,7 @@ def test_set_preserve_reports_unknown_ids_as_a_result(app: Decigraph) -> None:
     fact = ok(app, "remember", {"text": "The auditors visit in June", "kind": "fact"})["id"]
     before = app.store.seq
     for missing in ("0000dead", fact):
-        assert ok(app, "setPreserve", {"decisionId": missing}) == {
+        assert written(ok(app, "setPreserve", {"decisionId": missing})) == {
             "success": False,
             "decisionId": missing,
             "preserve": True,

@@ -32,6 +32,7 @@ from service.methods import build_registry
 from service.rpc.protocol import CallContext, Dispatcher
 from service.usecases import Decigraph
 from tests.support.fakes import fake_app
+from tests.support.rpc import written
 
 pytestmark = pytest.mark.unit
 
@@ -146,7 +147,7 @@ def ingest_week(app: Decigraph) -> dict[str, Any]:
 def test_ingest_appends_one_hash_chained_batch_as_cstp_hashes_it(app: Decigraph) -> None:
     result = ingest_week(app)
     chain = records(app)
-    assert result == {"ingested": 8, "head_hash": chain[-1]["hash"], "first_seq": 1}
+    assert written(result) == {"ingested": 8, "head_hash": chain[-1]["hash"], "first_seq": 1}
     assert len(ledger(app.store.graph, Operation.EVIDENCE)) == 1  # one log event, all records
     assert [r["seq"] for r in chain] == list(range(1, 9))
     assert chain[0]["prev_hash"] == ""
@@ -239,7 +240,7 @@ def test_link_appends_an_attested_record_for_the_agent(app: Decigraph) -> None:
         {"decision_id": "9f3c2a1b", "event_seqs": [4, 5, 6], "stakes": "high"},
         agent="payments-agent",
     )
-    assert result == {"linked": 3, "decision_id": "9f3c2a1b", "attested_seq": 9}
+    assert written(result) == {"linked": 3, "decision_id": "9f3c2a1b", "attested_seq": 9}
     claim = records(app)[-1]
     assert claim["evidence_class"] == "attested"
     assert claim["event_type"] == "cstp_decision_linked"
@@ -252,7 +253,7 @@ def test_link_appends_an_attested_record_for_the_agent(app: Decigraph) -> None:
     }
     assert claim["hash"] == cstp_hash(claim)
     empty = ok(app, "linkEvidence", {"decision_id": "9f3c2a1b", "event_seqs": []})
-    assert empty == {"linked": 0, "decision_id": "9f3c2a1b", "attested_seq": 10}
+    assert written(empty) == {"linked": 0, "decision_id": "9f3c2a1b", "attested_seq": 10}
 
 
 @pytest.mark.parametrize(
@@ -415,6 +416,7 @@ def test_export_writes_a_private_bundle_and_trusts_the_head(app: Decigraph) -> N
     assert result["chain_intact"] is True
     assert result["insufficient_evidence_count"] == 3
     assert set(result) == {
+        "seq",
         "chain_head_hash",
         "chain_intact",
         "coverage",

@@ -28,6 +28,7 @@ from service.rpc.protocol import CallContext, Dispatcher
 from service.usecases import Decigraph, read_node
 from service.usecases.rules import Check, Rule
 from tests.support.fakes import fake_app
+from tests.support.rpc import written
 
 pytestmark = pytest.mark.unit
 
@@ -89,7 +90,7 @@ def test_reads_before_a_decision_become_its_deliberation(app: Decigraph) -> None
     ok(app, "getDecision", {"id": pg})
     ok(app, "checkGuardrails", {"action": {"description": "Store invoices in PostgreSQL"}})
     thought = ok(app, "recordThought", {"text": "Invoices need joins across customers and plans"})
-    assert thought == {
+    assert written(thought) == {
         "success": True,
         "mode": "pre-decision",
         "tracker_key": "rpc:agent",
@@ -275,7 +276,7 @@ def test_debug_tracker_one_key(app: Decigraph) -> None:
 def test_a_thought_after_the_decision_appends_a_reasoning_step(app: Decigraph) -> None:
     made = record(app, "Move CI runners to ARM instances to halve build costs")
     first = ok(app, "recordThought", {"id": made["id"], "text": "Builds got 12% faster too"})
-    assert first == {
+    assert written(first) == {
         "success": True,
         "mode": "post-decision",
         "decision_id": made["id"],

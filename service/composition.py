@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -19,7 +20,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from graph.errors import DecigraphError, StoreLockedError
+from graph.eventstore import is_postgres_url, open_event_store
 from graph.ids import IdSource
+from graph.lockfile import DirectoryLock
 from graph.store import DecisionStore, StoreOptions
 from retrieval.embedder import Embedder, MiniLMEmbedder
 from retrieval.index import DualIndex
@@ -126,6 +129,54 @@ def _writer(
     store.reset_listeners.append(app.forget_derived)
     store.follow()  # a shared log: apply the other replicas' events as they commit
     return app
+
+
+@dataclass(frozen=True)
+class CopiedLog:
+    """What ``decigraph copy-log`` did: the events on each side and both graphs' hashes
+    (equal: the lines were copied byte for byte)."""
+
+    events: int
+    already: int
+    copied: int
+    last_hash: str
+    source_graph_hash: str
+    target_graph_hash: str
+
+
+def copy_log(settings: Settings, target: str) -> CopiedLog:
+    """Copy the configured store's log (``--data-dir`` or ``--event-store``) to ``target``: a
+    ``postgresql://`` URL or a data directory (its file log; no process may hold it)."""
+    from graph.eventstore.copy import copy_log as copy_events
+
+    source = open_event_store(settings.data_dir, settings.event_store or None)
+    if is_postgres_url(target):
+        sink, lock = open_event_store(Path("."), target), None
+    else:
+        directory = Path(target)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        sink, lock = open_event_store(directory), DirectoryLock(directory)
+        lock.acquire()
+    try:
+        source.open(read_only=True)
+        sink.open(read_only=False)
+        report = copy_events(source, sink)
+    finally:
+        source.close()
+        sink.close()
+        if lock is not None:
+            lock.release()
+    read_only = StoreOptions(read_only=True, use_snapshot=False)
+    hashes = []
+    for where, store_url in ((settings.data_dir, settings.event_store), (Path(target), target)):
+        url = store_url if store_url and is_postgres_url(store_url) else None
+        options = replace(read_only, event_store=url)
+        directory = Path(where) if url is None else Path(f"/nonexistent/{uuid.uuid4().hex}")
+        with DecisionStore.open(directory, options) as store:
+            hashes.append(store.graph_hash())
+    return CopiedLog(
+        report.events, report.already, report.copied, report.last_hash, hashes[0], hashes[1]
+    )
 
 
 class Warmup:

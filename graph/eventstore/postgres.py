@@ -27,16 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import select
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import networkx as nx
 import psycopg
-from psycopg import pq
 
 from graph.errors import (
     CommitOutcomeUnknownError,
@@ -51,47 +47,13 @@ from graph.snapshot import SnapshotHeader
 from graph.verification import VerifyReport, verify_events
 
 from .base import EventStore, EventVectors, Head
+from .pgsql import SCHEMA, reason, redact, send_and_wait
 
 logger = logging.getLogger(__name__)
 
 CHANNEL = "decigraph_events"
 SCHEMA_LOCK = 0x6465636967726170  # pg_advisory_xact_lock key while creating the schema
 _BATCH = 2_000  # events fetched per query while catching up
-
-SCHEMA = (
-    """CREATE SCHEMA IF NOT EXISTS decigraph""",
-    """
-CREATE TABLE IF NOT EXISTS decigraph.events (
-    seq bigint PRIMARY KEY CHECK (seq > 0),
-    id text NOT NULL UNIQUE,
-    prev text NOT NULL UNIQUE,
-    hash text NOT NULL UNIQUE,
-    line bytea NOT NULL
-)""",
-    """CREATE TABLE IF NOT EXISTS decigraph.head (
-    one boolean PRIMARY KEY DEFAULT true CHECK (one),
-    seq bigint NOT NULL,
-    hash text NOT NULL
-)""",
-    """INSERT INTO decigraph.head (one, seq, hash) VALUES (true, 0, %(genesis)s)
-    ON CONFLICT (one) DO NOTHING""",
-    """CREATE TABLE IF NOT EXISTS decigraph.vectors (
-    seq bigint NOT NULL REFERENCES decigraph.events (seq),
-    text_sha text NOT NULL,
-    vector bytea NOT NULL,
-    PRIMARY KEY (seq, text_sha)
-)""",
-    """CREATE INDEX IF NOT EXISTS vectors_by_text ON decigraph.vectors (text_sha)""",
-)
-
-
-def redact(url: str) -> str:
-    """``url`` without its password (for messages and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class PostgresEventStore(EventStore):
@@ -137,7 +99,7 @@ class PostgresEventStore(EventStore):
                 application_name="decigraph",
             )
         except psycopg.Error as exc:
-            raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+            raise EventStoreUnavailableError(self.location, reason(exc)) from None
         # Never let the server cancel a statement on its own: a cancelled COMMIT waiting for
         # a synchronous standby would report success. Lock waits are bounded instead.
         conn.execute("SET statement_timeout = 0")
@@ -165,9 +127,9 @@ class PostgresEventStore(EventStore):
             except psycopg.OperationalError as exc:
                 self._drop()
                 if attempt == 2:
-                    raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+                    raise EventStoreUnavailableError(self.location, reason(exc)) from None
             except psycopg.Error as exc:  # e.g. no permission to create the tables
-                raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+                raise EventStoreUnavailableError(self.location, reason(exc)) from None
         raise AssertionError("unreachable")
 
     def open(self, read_only: bool) -> None:
@@ -203,7 +165,7 @@ class PostgresEventStore(EventStore):
                     self._head_conn.close()
                     self._head_conn = None
                     if attempt == 2:
-                        raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+                        raise EventStoreUnavailableError(self.location, reason(exc)) from None
                     continue
                 return Head(0, GENESIS_HASH) if row is None else Head(int(row[0]), str(row[1]))
         raise AssertionError("unreachable")
@@ -316,7 +278,7 @@ class PostgresEventStore(EventStore):
                 result: list[tuple[int, bytes]] = read(self._connection())
             except psycopg.OperationalError as exc:
                 self._drop()
-                raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+                raise EventStoreUnavailableError(self.location, reason(exc)) from None
             return result
         fetched: list[tuple[int, bytes]] = self._run(read)
         return fetched
@@ -354,7 +316,7 @@ class PostgresEventStore(EventStore):
             except psycopg.OperationalError as exc:
                 self._drop()
                 if attempt == 2:
-                    raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+                    raise EventStoreUnavailableError(self.location, reason(exc)) from None
                 continue
             if row is None:
                 self._rollback()
@@ -396,11 +358,41 @@ class PostgresEventStore(EventStore):
             conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(event.seq)))
         except psycopg.OperationalError as exc:
             self._drop()  # the transaction died with the connection: nothing was written
-            raise EventStoreUnavailableError(self.location, _reason(exc)) from None
+            raise EventStoreUnavailableError(self.location, reason(exc)) from None
         except psycopg.Error as exc:
             self._rollback()
-            raise LogCorruptedError(self.location, event.seq, _reason(exc)) from None
+            raise LogCorruptedError(self.location, event.seq, reason(exc)) from None
         self._commit(conn, event)
+
+    def append_batch(self, events: list[tuple[Event, bytes]]) -> None:
+        """Append several events in one transaction (a copy of another log): the head must be
+        the one the first event follows."""
+        if not events:
+            return
+        first, last = events[0][0], events[-1][0]
+        head = self.begin()
+        if (head.seq, head.hash) != (first.seq - 1, first.prev):
+            self.end()
+            raise LogDivergedError(
+                self.location, head.seq, f"the head moved to {head.seq} while copying"
+            )
+        conn = self._connection()
+        try:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO decigraph.events (seq, id, prev, hash, line) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    [(e.seq, e.id, e.prev, e.hash, line) for e, line in events],
+                )
+            conn.execute("UPDATE decigraph.head SET seq = %s, hash = %s", (last.seq, last.hash))
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(last.seq)))
+        except psycopg.OperationalError as exc:
+            self._drop()
+            raise EventStoreUnavailableError(self.location, reason(exc)) from None
+        except psycopg.Error as exc:
+            self._rollback()
+            raise LogCorruptedError(self.location, first.seq, reason(exc)) from None
+        self._commit(conn, last)
 
     def _commit(self, conn: psycopg.Connection[Any], event: Event) -> None:
         """COMMIT, waited for at most ``commit_timeout`` seconds, never cancelled."""
@@ -412,7 +404,7 @@ class PostgresEventStore(EventStore):
         conn.add_notice_handler(notice)
         pgconn = conn.pgconn
         try:
-            status = _send_and_wait(pgconn, b"COMMIT", self.commit_timeout)
+            status = send_and_wait(pgconn, b"COMMIT", self.commit_timeout)
         except TimeoutError:
             self._drop()  # the server keeps waiting for its standby; we stop listening
             raise CommitOutcomeUnknownError(
@@ -428,7 +420,7 @@ class PostgresEventStore(EventStore):
                 self.location,
                 event.id,
                 event.seq,
-                f"the connection failed while committing ({_reason(exc)})",
+                f"the connection failed while committing ({reason(exc)})",
             ) from None
         finally:
             if not conn.closed:
@@ -461,39 +453,3 @@ class PostgresEventStore(EventStore):
         conn = self._connect()
         conn.execute(f"LISTEN {CHANNEL}")
         return conn
-
-
-def _send_and_wait(pgconn: pq.abc.PGconn, query: bytes, timeout: float) -> str | None:
-    """Send ``query`` and wait for its result for ``timeout`` seconds without ever cancelling
-    it; ``None`` when it succeeded, else the server's error. Raises ``TimeoutError``."""
-    deadline = time.monotonic() + timeout
-    pgconn.send_query(query)
-    while pgconn.flush():
-        _wait_socket(pgconn.socket, deadline, write=True)
-    while True:
-        pgconn.consume_input()
-        if not pgconn.is_busy():
-            break
-        _wait_socket(pgconn.socket, deadline)
-    error: str | None = None
-    while (result := pgconn.get_result()) is not None:
-        if result.status not in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
-            raw = result.error_field(pq.DiagnosticField.MESSAGE_PRIMARY)
-            error = raw.decode("utf-8", "replace") if raw else "the commit failed"
-    if pgconn.status != pq.ConnStatus.OK:
-        raise OSError("the connection was lost")
-    return error
-
-
-def _wait_socket(sock: int, deadline: float, write: bool = False) -> None:
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        raise TimeoutError
-    readers, writers = ([], [sock]) if write else ([sock], [])
-    ready = select.select(readers, writers, [], remaining)
-    if not any(ready):
-        raise TimeoutError
-
-
-def _reason(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__

@@ -279,6 +279,28 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_copy_log(args: argparse.Namespace) -> int:
+    from service.composition import copy_log
+
+    done = copy_log(_settings(args), args.to)
+    data = {
+        "events": done.events,
+        "alreadyThere": done.already,
+        "copied": done.copied,
+        "lastHash": done.last_hash,
+        "sourceGraphHash": done.source_graph_hash,
+        "targetGraphHash": done.target_graph_hash,
+    }
+    same = done.source_graph_hash == done.target_graph_hash
+    human = (
+        f"copied {done.copied} events ({done.already} already there); {done.events} in all, "
+        f"last hash {done.last_hash[:16]}; graph {done.target_graph_hash[:16]} "
+        f"{'equals' if same else 'DIFFERS FROM'} the source's"
+    )
+    _emit(args, data, human)
+    return 0 if same else 1
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
     from service.sample import generate_sample
 
@@ -318,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("export", cmd_export, "export the graph as json, d3, graphml, cypher or csv"),
         ("sample", cmd_sample, "write the seeded sample store (for notebooks and demos)"),
         ("mcp", cmd_mcp, "serve the MCP tools on stdio (the store, or a server with --url)"),
+        ("copy-log", cmd_copy_log, "copy the event log to PostgreSQL or a data directory"),
     ]:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--data-dir", dest="data_dir", default=None)
@@ -326,6 +349,13 @@ def build_parser() -> argparse.ArgumentParser:
         # server holding the data directory at the address it published there).
         cmd.add_argument("--host", default=None)
         cmd.add_argument("--port", type=int, default=None)
+        cmd.add_argument(
+            "--event-store",
+            dest="event_store",
+            default=None,
+            help="a postgresql:// URL: the event log shared by replicas (default: the file "
+            "log in --data-dir; env DECIGRAPH_EVENT_STORE)",
+        )
         if name == "serve":
             cmd.add_argument("--token-file", dest="token_file", default=None)
             cmd.add_argument(
@@ -377,6 +407,13 @@ def build_parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="jsonl: record decisions without the guardrail gate (each event notes it)",
             )
+        if name == "copy-log":
+            cmd.add_argument(
+                "--to",
+                required=True,
+                help="a postgresql:// URL or a data directory; it must be empty or hold a prefix "
+                "of this log (an interrupted copy resumes)",
+            )
         if name == "sample":
             cmd.add_argument("--seed", type=int, default=7, help="the same seed, the same log")
         if name == "export":
@@ -398,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Commands that may create files in the data directory: they run with umask 077, so the log,
 #: the snapshots and ChromaDB's files are owner-only (0600, directories 0700).
-WRITERS = frozenset({"serve", "import", "rebuild", "recall", "sample", "mcp"})
+WRITERS = frozenset({"serve", "import", "rebuild", "recall", "sample", "mcp", "copy-log"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -109,3 +109,36 @@ def find_event(app: Decigraph, event_id: str) -> EventLookup:
         tuple(touched_nodes(event)),
         applied=app.store.seq >= event.seq,
     )
+
+
+@dataclass(frozen=True)
+class ReplicaStatus:
+    """Where this replica stands in the log (``graph_hash`` proves its graph is the replay)."""
+
+    seq: int
+    last_hash: str
+    graph_hash: str
+    shared: bool
+    location: str
+    log_head: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        lag = None if self.log_head is None else max(0, self.log_head - self.seq)
+        return {
+            "seq": self.seq,
+            "lastHash": self.last_hash,
+            "graphHash": self.graph_hash,
+            "sharedLog": self.shared,
+            "eventStore": self.location,
+            "logHead": self.log_head,
+            "lag": lag,
+        }
+
+
+def replica_status(app: Decigraph) -> ReplicaStatus:
+    """This replica's position and graph hash (computed once per log position)."""
+    with app.store.lock:
+        seq, last = app.store.seq, app.store.state.last_hash
+        graph_hash = app.at_seq("graph_hash", app.store.graph_hash)
+    head = app.store.log_head() if app.store.log.shared else None
+    return ReplicaStatus(seq, last, graph_hash, app.store.log.shared, app.store.log.location, head)

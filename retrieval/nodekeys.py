@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from graph.events import Event
+from graph.events import Event, touched_ids
 from graph.model import Node
 from graph.timeutil import parse_ts
 
@@ -47,12 +47,4 @@ def time_key(node: Node) -> TimeKey:
 
 def touched_nodes(event: Event) -> list[str]:
     """Ids of the nodes whose indexed form an event can change."""
-    payload = event.payload
-    node = payload.get("node")
-    if isinstance(node, dict) and isinstance(node.get("id"), str):
-        return [node["id"]]
-    nodes = payload.get("nodes")  # an import: every node it adds (its edges change no index)
-    if isinstance(nodes, list):
-        return [n["id"] for n in nodes if isinstance(n, dict) and isinstance(n.get("id"), str)]
-    node_id = payload.get("id")
-    return [node_id] if isinstance(node_id, str) else []
+    return touched_ids(event.payload)

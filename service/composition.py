@@ -256,7 +256,9 @@ def readiness(app: Decigraph, warmup: Warmup | None) -> Readiness:
             lag = max(0, head - seq)
             log = "caught up" if lag <= app.settings.ready_max_lag else "behind"
     return Readiness(
-        ready=caught_up and model == "warm" and log in (None, "caught up"),
+        # An unreachable database (a failover under way) leaves the replica serving reads from
+        # what it has applied; only a replica known to lag is taken out of the rotation.
+        ready=caught_up and model == "warm" and log != "behind",
         log_head=head,
         lag=lag,
         log=log,

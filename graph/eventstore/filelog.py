@@ -107,11 +107,21 @@ class FileEventStore(EventStore):
     def entries(
         self, after_seq: int, last_hash: str, upto: int | None = None
     ) -> Iterator[LogEntry | TornTail]:
+        if after_seq != self._head.seq or upto is not None:
+            # Another position than where this log stands (a copy reading it again), or a
+            # bounded read: from the start, without moving the position (and the digest) that
+            # appends and snapshots rely on.
+            for item in read_events(self.path):
+                if isinstance(item, LogEntry):
+                    if item.event.seq <= after_seq:
+                        continue
+                    if upto is not None and item.event.seq > upto:
+                        return
+                yield item
+            return
         items = read_events(self.path, self.offset, last_hash, after_seq + 1, digest=self._digest)
         for item in items:
             if isinstance(item, LogEntry):
-                if upto is not None and item.event.seq > upto:
-                    return
                 self.offset = item.end_offset
                 self._head = Head(item.event.seq, item.event.hash)
             yield item

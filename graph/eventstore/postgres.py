@@ -154,21 +154,29 @@ class PostgresEventStore(EventStore):
                 self._head_conn = None
 
     # -- reading -----------------------------------------------------------------------------
-    def head(self) -> Head:
+    def _aside(self, fn: Callable[[psycopg.Connection[Any]], Any]) -> Any:
+        """``fn(conn)`` on a connection of its own: reads that must not wait behind a write
+        section (readiness, the head, resolving an event) while a commit waits."""
         with self._head_lock:
             for attempt in (1, 2):
                 if self._head_conn is None or self._head_conn.closed:
                     self._head_conn = self._connect()
                 try:
-                    row = self._head_conn.execute("SELECT seq, hash FROM decigraph.head").fetchone()
+                    return fn(self._head_conn)
                 except psycopg.OperationalError as exc:
                     self._head_conn.close()
                     self._head_conn = None
                     if attempt == 2:
                         raise EventStoreUnavailableError(self.location, reason(exc)) from None
-                    continue
-                return Head(0, GENESIS_HASH) if row is None else Head(int(row[0]), str(row[1]))
         raise AssertionError("unreachable")
+
+    def head(self) -> Head:
+        def read(conn: psycopg.Connection[Any]) -> Head:
+            row = conn.execute("SELECT seq, hash FROM decigraph.head").fetchone()
+            return Head(0, GENESIS_HASH) if row is None else Head(int(row[0]), str(row[1]))
+
+        found: Head = self._aside(read)
+        return found
 
     def lookup_vectors(self, text_shas: list[str]) -> dict[str, bytes]:
         """Vectors any replica stored for these texts (SHA-256 hex of each embedded text)."""
@@ -293,7 +301,7 @@ class PostgresEventStore(EventStore):
             ).fetchone()
             return None if row is None else (int(row[0]), bytes(row[1]))
 
-        found: tuple[int, bytes] | None = self._run(read)
+        found: tuple[int, bytes] | None = self._aside(read)
         if found is None:
             return None
         return LogEntry(Event.from_line(found[1]), found[0])

@@ -65,6 +65,7 @@ class Decigraph:
             self._memo.clear()
 
     def close(self) -> None:
+        self.store.stop_following()  # nothing applied after the indexes stop listening
         try:
             self.index.close()
         finally:

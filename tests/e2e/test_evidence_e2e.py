@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from tests.e2e.test_rpc_e2e import ROOT
-from tests.support.rpc import serving
+from tests.support.rpc import serving, written
 
 TOKEN = "evidence-e2e-token-0123456789"
 
@@ -70,7 +70,7 @@ def test_evidence_chain_end_to_end(tmp_path: Path) -> None:
         assert (ingested["ingested"], ingested["first_seq"]) == (4, 1)
         claim = {"decision_id": "5e1f0c2a", "event_seqs": [1, 2, 3], "has_outcome": True}
         linked = rpc.ok("cstp.linkEvidence", {**claim, "stakes": "medium"})
-        assert linked == {"linked": 3, "decision_id": "5e1f0c2a", "attested_seq": 5}
+        assert written(linked) == {"linked": 3, "decision_id": "5e1f0c2a", "attested_seq": 5}
 
         mapped = rpc.ok("cstp.mapControls", {})
         assert mapped["coverage"]["observed"]["total_events"] == 4

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.rpc import serving
+from tests.support.rpc import serving, written
 
 pytestmark = pytest.mark.e2e
 
@@ -77,7 +77,7 @@ def test_reads_become_the_next_decisions_deliberation(tmp_path: Path) -> None:
         assert after["consumed"][0]["status"] == "consumed"
 
         step = rpc.ok("cstp.recordThought", {"id": made["id"], "text": "Reports read a replica"})
-        assert step == {
+        assert written(step) == {
             "success": True,
             "mode": "post-decision",
             "decision_id": made["id"],

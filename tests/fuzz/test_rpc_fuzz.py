@@ -142,6 +142,8 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
         "cstp.mapControls",
         "cstp.exportEvidenceBundle",
         "cstp.verifyEvidenceChain",
+        "cstp.getReplicaStatus",
+        "cstp.getEvent",
         "cstp.setLifecycle",  # last: these two may reject or forget the seeded decisions
         "cstp.forget",
     ],

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 FIELD_NAMES = [
     "decision",
+    "minSeq",
     "id",
     "decision_id",
     "decisionId",

@@ -1,10 +1,14 @@
-"""An exclusive writer lock on a data directory (``flock``: freed when the holder dies)."""
+"""Locks: the exclusive writer lock on a data directory (``flock``: freed when the holder
+dies), and the two in-process locks of a store (:class:`StoreLocks`)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import StoreLockedError
@@ -42,3 +46,49 @@ class DirectoryLock:
     @property
     def held(self) -> bool:
         return self._fd is not None
+
+
+class StoreLocks:
+    """A store's two locks, always taken in this order.
+
+    ``write`` keeps writers (and the follower of a shared log) one at a time for a whole write
+    section; ``state`` guards the in-memory state and is what readers hold. A writer lets go of
+    ``state`` while it waits on the log (:meth:`io_wait`: an fsync, a commit waiting for a
+    standby, another replica's head lock), so reads never wait for I/O, and nothing can change
+    the state meanwhile (no one else can write).
+    """
+
+    def __init__(self) -> None:
+        self.write = threading.RLock()
+        self.state = threading.RLock()
+
+    def _owns(self, lock: threading.RLock) -> bool:
+        return bool(lock._is_owned())  # type: ignore[attr-defined]
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold ``write``. A thread already reading (holding ``state``) lets go of it while it
+        waits, so the two are never taken in the other order (a deadlock)."""
+        if self._owns(self.write) or not self._owns(self.state):
+            with self.write:
+                yield
+            return
+        with self.io_wait():
+            self.write.acquire()
+        try:
+            yield
+        finally:
+            self.write.release()
+
+    @contextmanager
+    def io_wait(self) -> Iterator[None]:
+        """Let readers in while this thread waits; ``state`` is taken back after, as many
+        times as it was held."""
+        if not self._owns(self.state):
+            yield
+            return
+        saved = self.state._release_save()  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            self.state._acquire_restore(saved)  # type: ignore[attr-defined]

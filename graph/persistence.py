@@ -44,7 +44,7 @@ from .events import Event, Operation, touched_ids
 from .eventstore import EventStore, EventVectors, Head, open_event_store
 from .gcpause import gc_paused
 from .ids import IdSource
-from .lockfile import DirectoryLock
+from .lockfile import DirectoryLock, StoreLocks
 from .options import OpenReport, StoreOptions
 from .snapshot import read_snapshot, write_snapshot
 from .state import GraphState, Parsed, graph_hash
@@ -85,7 +85,8 @@ class LoggedGraph:
         self._base_clock = clock or utc_now
         self._log_clock = clock is None
         self._ids = ids
-        self._lock = threading.RLock()
+        self._locks = StoreLocks()
+        self._lock = self._locks.state
         self._dir_lock = DirectoryLock(data_dir)
         self.adjacency = SparseAdjacency()
         self.state = GraphState(self.adjacency)
@@ -190,14 +191,15 @@ class LoggedGraph:
         for item in self.log.entries(self.state.seq, self.state.last_hash, upto):
             if isinstance(item, TornTail):
                 return count, item
-            self._apply_logged(item)
-            count += 1
-            if notify:
-                self.incoming_vectors = self.log.vectors(item.event.seq)
-                try:
-                    self._notify(item.event)
-                finally:
-                    self.incoming_vectors = {}
+            with self._lock:  # readers see each event wholly applied, or not at all
+                self._apply_logged(item)
+                count += 1
+                if notify:
+                    self.incoming_vectors = self.log.vectors(item.event.seq)
+                    try:
+                        self._notify(item.event)
+                    finally:
+                        self.incoming_vectors = {}
         return count, None
 
     def _apply_logged(self, item: LogEntry) -> None:
@@ -218,7 +220,7 @@ class LoggedGraph:
         indexes follow the log too. A shared log that no longer holds this replica's history
         (:class:`~graph.errors.LogDivergedError`) is re-read from the start.
         """
-        with self._lock:
+        with self._locks.exclusive():
             try:
                 count, _ = self._replay_tail(notify=True)
             except LogDivergedError as exc:
@@ -231,12 +233,12 @@ class LoggedGraph:
     def _recover(self, reason: Exception) -> None:
         """Rebuild the state from the shared log as it is now (it diverged from ours)."""
         logger.warning("the shared log diverged from this replica (%s); rebuilding", reason)
-        self.adjacency = SparseAdjacency()
-        self.state = GraphState(self.adjacency)
-        self.snapshot_seq = 0
-        with gc_paused():
+        with self._lock, gc_paused():
+            self.adjacency = SparseAdjacency()
+            self.state = GraphState(self.adjacency)
+            self.snapshot_seq = 0
             self._materialise()
-        self._reset_derived()
+            self._reset_derived()
         for listener in self.reset_listeners:
             try:
                 listener()
@@ -248,7 +250,7 @@ class LoggedGraph:
 
     def close(self) -> None:
         self.stop_following()
-        with self._lock:
+        with self._locks.exclusive(), self._lock:
             try:
                 if self._writable and self.state.seq > self.snapshot_seq:
                     self.write_snapshot()
@@ -319,13 +321,14 @@ class LoggedGraph:
         it stands everywhere and nobody appends before it. Sections nest (inner ones add
         nothing); the head is released by the first append, or at the end.
         """
-        with self._lock:
+        with self._locks.exclusive():
             outermost = self._depth == 0
             self._depth += 1
             try:
                 if outermost:
                     self._enter_section()
-                yield
+                with self._lock:
+                    yield
             finally:
                 self._depth -= 1
                 if outermost:
@@ -335,7 +338,8 @@ class LoggedGraph:
         if not (self.log.shared and self._writable) or self._section is not None:
             return
         for attempt in (1, 2):
-            head = self.log.begin()
+            with self._locks.io_wait():  # another replica's write may hold the head for a while
+                head = self.log.begin()
             if head is None:
                 return
             self._section = head
@@ -405,7 +409,8 @@ class LoggedGraph:
                 apply = self.state.plan(event, parsed)
                 vectors = self.vector_source() if self.log.shared and self.vector_source else {}
                 try:
-                    self.log.append(event, event.to_line(), vectors)
+                    with self._locks.io_wait():  # an fsync, or a commit waiting for a standby
+                        self.log.append(event, event.to_line(), vectors)
                 except CommitOutcomeUnknownError as exc:
                     exc.node_id = next(iter(touched_ids(payload)), None)
                     raise
@@ -413,9 +418,10 @@ class LoggedGraph:
                 # An append ends the database's hold on the head (a failed one too); if the
                 # event was refused before it, the transaction is rolled back here.
                 self._leave_section()
-            apply()
-            self._last_seq_by_thread.seq = event.seq
-            self._notify(event)
+            with self._lock:
+                apply()
+                self._last_seq_by_thread.seq = event.seq
+                self._notify(event)
             every = self.options.snapshot_every
             if (
                 every

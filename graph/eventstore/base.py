@@ -86,6 +86,10 @@ class EventStore(abc.ABC):
     def find(self, event_id: str) -> LogEntry | None:
         """The committed event with this id, or ``None``."""
 
+    def head_locked(self) -> bool:
+        """Whether a write section holds the head now (only a shared log has one)."""
+        return False
+
     def lookup_vectors(self, text_shas: list[str]) -> dict[str, bytes]:
         """Vectors stored for these texts by any writer (only a shared log keeps them)."""
         return {}

@@ -255,7 +255,14 @@ class PostgresEventStore(EventStore):
             ).fetchone()
             return None if row is None else str(row[0])
 
-        stored = self._run(read) if not self._in_section else read(self._connection())
+        if not self._in_section:
+            stored = self._run(read)
+        else:
+            try:
+                stored = read(self._connection())
+            except psycopg.OperationalError as exc:  # e.g. the primary went away mid-section
+                self._drop()
+                raise EventStoreUnavailableError(self.location, reason(exc)) from None
         if stored != last_hash:
             what = "is missing" if stored is None else "has another hash"
             raise LogDivergedError(
@@ -293,6 +300,21 @@ class PostgresEventStore(EventStore):
 
     def vectors(self, seq: int) -> EventVectors:
         return self._vectors.get(seq, {})
+
+    def head_locked(self) -> bool:
+        """Whether a write section holds the head now: an event not found may then still be
+        committing (waiting for its standby), so its outcome is not settled yet."""
+
+        def probe(conn: psycopg.Connection[Any]) -> bool:
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT 1 FROM decigraph.head FOR KEY SHARE NOWAIT")
+            except psycopg.errors.LockNotAvailable:
+                return True
+            return False
+
+        locked: bool = self._aside(probe)
+        return locked
 
     def find(self, event_id: str) -> LogEntry | None:
         def read(conn: psycopg.Connection[Any]) -> tuple[int, bytes] | None:

@@ -75,6 +75,9 @@ class EventLookup:
     actor: str | None = None
     node_ids: tuple[str, ...] = ()
     applied: bool = False
+    #: Not found while a write holds the log's head: it may still be committing (waiting
+    #: for its standby). Ask again; an event not found when nothing is pending never commits.
+    pending: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,18 +89,25 @@ class EventLookup:
             "actor": self.actor,
             "nodeIds": list(self.node_ids),
             "applied": self.applied,
+            "pending": self.pending,
         }
 
 
 def find_event(app: Decigraph, event_id: str) -> EventLookup:
     """Look an event up by id in the log itself (the database, for a shared log): how a
-    client resolves a write whose outcome was unknown. ``found`` false means not committed
-    (a commit still waiting for its standby becomes visible when it completes)."""
+    client resolves a write whose outcome was unknown. ``found`` false and ``pending`` false
+    means it never committed (retrying is safe); ``pending`` means a write holds the log's head
+    and this one may still be committing: ask again."""
     from retrieval.nodekeys import touched_nodes
 
-    entry = app.store.log.find(event_id)
+    log = app.store.log
+    entry = log.find(event_id)
     if entry is None:
-        return EventLookup(event_id, False)
+        pending = log.shared and log.head_locked()
+        if pending and (entry := log.find(event_id)) is None:  # committed in between?
+            return EventLookup(event_id, False, pending=True)
+        if entry is None:
+            return EventLookup(event_id, False)
     event = entry.event
     return EventLookup(
         event_id,

@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report_base import NA, Report
+from bench.report_cluster import cluster
 from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
 from bench.report_sections import (
@@ -125,6 +126,7 @@ def render(results: Path) -> str:
         contradictions,
         keyword,
         cstp_parity,
+        cluster,
     ):
         section(body)
     r.out("## Targets", "")

@@ -33,6 +33,13 @@ from bench.report import render
 
 FULL_SIZES, QUICK_SIZES = (10_000, 100_000), (1_000, 2_000)
 
+# The shared-log benchmark at small sizes (1k/5k-event catch-up, 300 writes per writer).
+CLUSTER_QUICK = [
+    "--writes", "300", "--lag-writes", "100", "--lag-burst", "300",
+    "--sizes", "1000", "5000", "--runs", "2", "--http-writes", "20", "--rounds", "2",
+    "--max-wait", "30",
+]  # fmt: skip
+
 # name -> (script, full arguments, quick arguments, timeout in seconds for a full run)
 STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
     "dataset-small": ("dataset.py", ["--size", "10000"], ["--size", "1000"], 3600),
@@ -63,6 +70,8 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
     "import": ("bench_import.py", [], ["--items", "200"], 1800),
     "cstp": ("bench_cstp.py", [], ["--size", "1000", "--calls", "30", "--writes", "20"], 1800),
     "startup": ("bench_startup.py", [], ["--size", "2000", "--runs", "1", "--tail", "50"], 3600),
+    # Starts its own PostgreSQL primary + synchronous standby (tests/support/pgcluster.py).
+    "cluster": ("bench_cluster.py", [], CLUSTER_QUICK, 1800),
 }
 
 

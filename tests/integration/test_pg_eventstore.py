@@ -6,8 +6,11 @@ Each test gets a fresh database (``pg_server``) or its own primary with a synchr
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -381,18 +384,18 @@ def test_no_replica_embeds_what_another_embedded(tmp_path: Path, pg_server: PgDa
         b.close()
 
 
-def _cli(*args: str) -> tuple[int, dict[str, object]]:
-    import json
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-m", "service.cli", *args, "--json"],
+def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def _cli(*args: str) -> tuple[int, dict[str, object]]:
+    done = _run_cli(*args, "--json")
     return done.returncode, json.loads(done.stdout) if done.stdout.strip() else {}
 
 
@@ -429,32 +432,15 @@ def test_the_cli_moves_a_log_into_postgres_and_back(tmp_path: Path, pg_server: P
     assert out["targetGraphHash"] == expected
     assert (back / "events.jsonl").read_bytes() == (source / "events.jsonl").read_bytes()
     # Not a URL decigraph can use: one line naming the setting, exit 2.
-    import subprocess
-    import sys
-
-    bad = subprocess.run(
-        [sys.executable, "-m", "service.cli", "stats", "--event-store", "mysql://db/x"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    bad = _run_cli("stats", "--event-store", "mysql://db/x")
     assert bad.returncode == 2
     assert "event_store" in bad.stderr
     assert "Traceback" not in bad.stderr
 
 
 def test_an_unreachable_event_store_is_one_line_without_the_password() -> None:
-    import subprocess
-    import sys
-
-    url = "postgresql://agent:s3cret-pass@127.0.0.1:1/decigraph"
-    done = subprocess.run(
-        [sys.executable, "-m", "service.cli", "stats", "--event-store", url],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    done = _run_cli(
+        "stats", "--event-store", "postgresql://agent:s3cret-pass@127.0.0.1:1/decigraph"
     )
     assert done.returncode == 2
     assert "unavailable" in done.stderr

@@ -335,11 +335,13 @@ class PostgresEventStore(EventStore):
         for attempt in (1, 2):
             conn = self._connection()
             try:
-                conn.execute("BEGIN")
+                # One round trip: the transaction and the head's row lock.
                 self._in_section = True
-                row = conn.execute(
-                    "SELECT seq, hash, clock_timestamp() FROM decigraph.head FOR UPDATE"
-                ).fetchone()
+                cur = conn.execute(
+                    "BEGIN; SELECT seq, hash, clock_timestamp() FROM decigraph.head FOR UPDATE"
+                )
+                cur.nextset()
+                row = cur.fetchone()
             except psycopg.errors.LockNotAvailable:
                 self._rollback()
                 raise EventStoreBusyError(self.location, self.lock_timeout) from None
@@ -372,20 +374,29 @@ class PostgresEventStore(EventStore):
         if not self._in_section:
             raise AssertionError("append outside a write section")
         conn = self._connection()
+        shas = sorted(vectors)
         try:
+            # One round trip: the event, its vectors, the head and the notification (each
+            # data-modifying WITH runs exactly once, whatever the final SELECT reads).
             conn.execute(
-                "INSERT INTO decigraph.events (seq, id, prev, hash, line) "
-                "VALUES (%s, %s, %s, %s, %s)",
-                (event.seq, event.id, event.prev, event.hash, line),
+                "WITH event AS (INSERT INTO decigraph.events (seq, id, prev, hash, line) "
+                "VALUES (%(seq)s, %(id)s, %(prev)s, %(hash)s, %(line)s)), "
+                "vectors AS (INSERT INTO decigraph.vectors (seq, text_sha, vector) "
+                "SELECT %(seq)s, sha, vector FROM unnest(%(shas)s::text[], %(vectors)s::bytea[]) "
+                "AS v (sha, vector)), "
+                "head AS (UPDATE decigraph.head SET seq = %(seq)s, hash = %(hash)s) "
+                "SELECT pg_notify(%(channel)s, %(seq)s::text)",
+                {
+                    "seq": event.seq,
+                    "id": event.id,
+                    "prev": event.prev,
+                    "hash": event.hash,
+                    "line": line,
+                    "shas": shas,
+                    "vectors": [vectors[sha] for sha in shas],
+                    "channel": CHANNEL,
+                },
             )
-            if vectors:
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO decigraph.vectors (seq, text_sha, vector) VALUES (%s, %s, %s)",
-                        [(event.seq, sha, vector) for sha, vector in sorted(vectors.items())],
-                    )
-            conn.execute("UPDATE decigraph.head SET seq = %s, hash = %s", (event.seq, event.hash))
-            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(event.seq)))
         except psycopg.OperationalError as exc:
             self._drop()  # the transaction died with the connection: nothing was written
             raise EventStoreUnavailableError(self.location, reason(exc)) from None

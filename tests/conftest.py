@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 # PostgreSQL servers for the tests: the pg_server and pg_cluster fixtures
 # (tests/support/pgcluster.py), and their log tails in failure reports.
-pytest_plugins = ["tests.support.pgcluster"]
+pytest_plugins = ["tests.support.pgfixtures"]
 
 TESTS = Path(__file__).resolve().parent
 # tests/<suite>/... -> the marker <suite> (registered in pyproject.toml).

@@ -50,7 +50,8 @@ from tests.support.cluster import (
     running_replicas,
     verify_log,
 )
-from tests.support.pgcluster import PgCluster, PgServer, _used_by, require_pg, start_cluster
+from tests.support.pgcluster import PgCluster, PgServer, start_cluster
+from tests.support.pgfixtures import _used_by, require_pg
 
 NAMES = ("replica-a", "replica-b", "replica-c")
 COMMIT_TIMEOUT = 2.0

@@ -13,8 +13,7 @@ PostgreSQL refuses to run as root, so when the tests run as root ``initdb``, ``p
 another); otherwise as the current user. The database role is :data:`PG_USER`, the bootstrap
 superuser, which owns the databases the fixtures create.
 
-Fixtures (register the module as a plugin: ``pytest_plugins = ["tests.support.pgcluster"]`` in
-tests/conftest.py, which also attaches the servers' log tails to a failing test's report):
+Fixtures (:mod:`tests.support.pgfixtures`, a plugin registered in tests/conftest.py):
 
 ``pg_server``
     a fresh empty database (:class:`PgDatabase`: ``.url``, ``.server``) on a primary shared by
@@ -37,20 +36,20 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import psycopg
-import pytest
 from psycopg.sql import SQL, Composed, Identifier
 from psycopg.sql import Literal as SqlLiteral
+
+from tests.support import pgprocs
 
 PG_USER = "decigraph"
 """The database role of every server (bootstrap superuser, trust authentication)."""
@@ -120,71 +119,6 @@ def _os_user() -> _OsUser | None:
     return _OsUser(entry.pw_uid, entry.pw_gid)
 
 
-# --- processes, read from /proc (Linux) -------------------------------------------------------
-
-_Proc = tuple[int, int]  # (pid, start time): a pid is not reused while its start time matches
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2 :].split()  # fields after "pid (comm)": state, ppid, ...
-
-
-def _proc(pid: int) -> _Proc | None:
-    fields = _stat(pid)
-    return None if fields is None else (pid, int(fields[19]))
-
-
-def _alive(proc: _Proc) -> bool:
-    fields = _stat(proc[0])
-    return fields is not None and int(fields[19]) == proc[1] and fields[0] not in ("Z", "X")
-
-
-def _children(pid: int) -> list[_Proc]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))) and int(fields[1]) == pid:
-            found.append((int(entry.name), int(fields[19])))
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-    except OSError:
-        return ""
-
-
-def _signal(procs: list[_Proc], sig: int) -> None:
-    for proc in procs:
-        if _alive(proc):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc[0], sig)
-
-
-def _reap(procs: list[_Proc], grace: float) -> None:
-    """Wait until ``procs`` are gone: SIGCONT (a SIGSTOPped backend cannot notice its postmaster
-    is dead), ``grace`` seconds to exit on their own, then SIGKILL."""
-    _signal(procs, signal.SIGCONT)
-    deadline = time.monotonic() + grace
-    while any(_alive(p) for p in procs) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    _signal(procs, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while any(_alive(p) for p in procs) and time.monotonic() < deadline:
-        time.sleep(0.01)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 # --- servers ----------------------------------------------------------------------------------
 
 _LIVE: dict[int, PgServer] = {}  # id -> server not yet destroyed (stopped at exit, if any left)
@@ -206,12 +140,16 @@ class PgServer:
         self.data_dir = self.base / "data"
         self.socket_dir = self.base / "run"
         self.log_path = self.base / "server.log"
-        self.port = _free_port()
+        self.port = pgprocs.free_port()
         self.settings: dict[str, str] = {}
         self.process: subprocess.Popen[bytes] | None = None
-        self._orphans: list[_Proc] = []  # processes of a killed postmaster, until they are gone
+        self._orphans: list[
+            pgprocs.Proc
+        ] = []  # processes of a killed postmaster, until they are gone
         self._shm: tuple[int, int] | None = None  # (key, id) of its SysV segment, once started
-        (self.base / "owner").write_text(f"{os.getpid()} {(_proc(os.getpid()) or (0, 0))[1]}\n")
+        (self.base / "owner").write_text(
+            f"{os.getpid()} {(pgprocs.of_pid(os.getpid()) or (0, 0))[1]}\n"
+        )
         self.socket_dir.mkdir()
         self._own(self.base, self.socket_dir)
         _LIVE[id(self)] = self
@@ -346,19 +284,21 @@ class PgServer:
         recovery; if the port was taken meanwhile, a new free one is picked."""
         if self.running:
             return
-        _reap(self._orphans, grace=10)  # a new postmaster refuses while old backends are attached
+        pgprocs.reap(
+            self._orphans, grace=10
+        )  # a new postmaster refuses while old backends are attached
         self._orphans = []
         for _attempt in range(3):
             with self.log_path.open("ab") as log:
                 self.process = self._popen(["postgres", "-D", str(self.data_dir)], log)
             try:
                 self.wait_ready(timeout)
-                self._shm = _shm_of(self.data_dir)
+                self._shm = pgprocs.shm_of(self.data_dir)
                 return
             except PgError:
                 if self.running or not re.search(r"could not bind|in use", self.log_tail(20)):
                     raise
-            self.port = _free_port()
+            self.port = pgprocs.free_port()
             self.configure()
         raise PgError(f"{self.name}: no free port in three attempts\n{self.log_tail()}")
 
@@ -368,7 +308,7 @@ class PgServer:
         def ready() -> bool:
             if not self.running:
                 raise PgError(f"{self.name} exited while starting\n{self.log_tail()}")
-            status = _read(self.data_dir / "postmaster.pid").splitlines()[7:8]
+            status = pgprocs.read_text(self.data_dir / "postmaster.pid").splitlines()[7:8]
             if status and status[0].strip() in ("ready", "standby"):
                 with contextlib.suppress(psycopg.OperationalError):
                     psycopg.connect(self.url(), connect_timeout=2).close()
@@ -382,7 +322,7 @@ class PgServer:
         if self.process is None:
             return
         procs = self.processes()
-        _signal(procs, signal.SIGCONT)  # a stopped child would hold up the shutdown
+        pgprocs.send(procs, signal.SIGCONT)  # a stopped child would hold up the shutdown
         if self.running:
             self.process.send_signal(_STOP_SIGNALS[mode])
         try:
@@ -390,7 +330,7 @@ class PgServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        _reap(procs + self._orphans, grace=10)
+        pgprocs.reap(procs + self._orphans, grace=10)
         self._orphans = []
         self.process = None
 
@@ -411,7 +351,7 @@ class PgServer:
         ``DECIGRAPH_PG_KEEP=1``). Safe to call twice, in any state."""
         try:
             self.stop("immediate", timeout=20)
-            _remove_shm(self._shm)
+            pgprocs.remove_shm(self._shm)
         finally:
             _LIVE.pop(id(self), None)
             if os.environ.get("DECIGRAPH_PG_KEEP") != "1":
@@ -421,8 +361,8 @@ class PgServer:
         """(pid, start time) of the postmaster and its children (empty when not running)."""
         if not self.running or self.process is None:
             return []
-        postmaster = _proc(self.process.pid)
-        return [postmaster, *_children(self.process.pid)] if postmaster else []
+        postmaster = pgprocs.of_pid(self.process.pid)
+        return [postmaster, *pgprocs.children(self.process.pid)] if postmaster else []
 
     def promote(self, timeout: float = 60) -> None:
         """``pg_ctl promote``, then wait until ``pg_is_in_recovery()`` is false."""
@@ -480,11 +420,11 @@ class PgServer:
             if application_name is not None:
                 raise
             titled = [pid for pid, _start in self.processes()]
-            return [pid for pid in titled if _cmdline(pid).startswith("postgres: walsender")]
+            return [pid for pid in titled if pgprocs.cmdline(pid).startswith("postgres: walsender")]
         return [int(row[0]) for row in rows]
 
     def log_tail(self, lines: int = 40) -> str:
-        text = _read(self.log_path, errors="replace").splitlines()[-lines:]
+        text = pgprocs.read_text(self.log_path, errors="replace").splitlines()[-lines:]
         return f"--- {self.log_path} ({self.name}), last {len(text)} lines ---\n" + "\n".join(text)
 
     def wait_for(
@@ -560,31 +500,6 @@ def _conf_value(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _read(path: Path, errors: str = "strict") -> str:
-    try:
-        return path.read_text(errors=errors)
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
-def _shm_of(data_dir: Path) -> tuple[int, int] | None:
-    """(key, id) of the postmaster's SysV segment: line 7 of postmaster.pid."""
-    lines = _read(data_dir / "postmaster.pid").splitlines()
-    parts = lines[6].split() if len(lines) > 6 else []
-    return (int(parts[0]), int(parts[1])) if len(parts) == 2 else None
-
-
-def _remove_shm(shm: tuple[int, int] | None) -> None:
-    """A SIGKILLed postmaster leaves its (small) SysV segment behind: remove it if it is still
-    that segment and nothing is attached (one per kill would add up in kill loops)."""
-    if shm is None or not shutil.which("ipcrm"):
-        return
-    for line in _read(Path("/proc/sysvipc/shm")).splitlines()[1:]:
-        key, shmid, _perms, _size, _cpid, _lpid, nattch = (int(f) for f in line.split()[:7])
-        if (key, shmid) == shm and nattch == 0:
-            subprocess.run(["ipcrm", "-m", str(shmid)], check=False, capture_output=True)
-
-
 def _sweep_stale() -> None:
     """Once per process: remove the servers of earlier test runs that died without their
     teardown (SIGKILLed pytest): kill their processes, remove their directories."""
@@ -593,15 +508,17 @@ def _sweep_stale() -> None:
         return
     _swept = True
     for owner in Path("/tmp").glob(f"{PREFIX}*/owner"):
-        pid, _, start = _read(owner).partition(" ")
-        if not pid.isdigit() or _alive((int(pid), int(start or 0))):
+        pid, _, start = pgprocs.read_text(owner).partition(" ")
+        if not pid.isdigit() or pgprocs.alive((int(pid), int(start or 0))):
             continue
         data_dir = owner.parent / "data"
-        postmaster = _read(data_dir / "postmaster.pid").split("\n", 1)[0]
-        if postmaster.isdigit() and str(data_dir) in _cmdline(int(postmaster)):
-            procs = [p for p in [_proc(int(postmaster))] if p] + _children(int(postmaster))
-            _reap(procs, grace=0)
-        _remove_shm(_shm_of(data_dir))
+        postmaster = pgprocs.read_text(data_dir / "postmaster.pid").split("\n", 1)[0]
+        if postmaster.isdigit() and str(data_dir) in pgprocs.cmdline(int(postmaster)):
+            procs = [p for p in [pgprocs.of_pid(int(postmaster))] if p] + pgprocs.children(
+                int(postmaster)
+            )
+            pgprocs.reap(procs, grace=0)
+        pgprocs.remove_shm(pgprocs.shm_of(data_dir))
         shutil.rmtree(owner.parent, ignore_errors=True)
 
 
@@ -614,7 +531,7 @@ def _stop_leftovers() -> None:
         server.destroy()
 
 
-# --- context managers and fixtures ------------------------------------------------------------
+# --- context managers -------------------------------------------------------------------------
 
 
 @dataclass
@@ -682,63 +599,3 @@ def start_cluster(standby_name: str = "standby1", **settings: object) -> Iterato
             yield cluster
         finally:
             standby.destroy()
-
-
-def require_pg() -> Path:
-    """The binaries' directory, or fail the test (skip it with ``DECIGRAPH_SKIP_PG=1``)."""
-    try:
-        bin_dir = find_pg_bin()
-        _os_user()
-    except PgNotFoundError as exc:
-        missing = str(exc)
-    else:
-        return bin_dir
-    if os.environ.get("DECIGRAPH_SKIP_PG") == "1":
-        pytest.skip(f"DECIGRAPH_SKIP_PG=1: {missing}")
-    pytest.fail(missing, pytrace=False)
-
-
-_SERVERS = pytest.StashKey[list[PgServer]]()
-
-
-def _used_by(request: pytest.FixtureRequest, *servers: PgServer) -> None:
-    request.node.stash.setdefault(_SERVERS, []).extend(servers)
-
-
-@pytest.fixture(scope="module")
-def pg_shared_server() -> Iterator[PgServer]:
-    """The primary behind ``pg_server``, shared by one test module."""
-    require_pg()
-    with start_server("primary") as server:
-        yield server
-
-
-@pytest.fixture
-def pg_server(pg_shared_server: PgServer, request: pytest.FixtureRequest) -> PgDatabase:
-    """A fresh empty database on the module's primary (restarted if a test left it down)."""
-    if not pg_shared_server.running:
-        pg_shared_server.start()
-    _used_by(request, pg_shared_server)
-    return PgDatabase(pg_shared_server, pg_shared_server.create_database())
-
-
-@pytest.fixture
-def pg_cluster(request: pytest.FixtureRequest) -> Iterator[PgCluster]:
-    """A fresh empty database on a primary with a synchronous standby, both the test's own."""
-    require_pg()
-    with start_cluster() as cluster:
-        _used_by(request, cluster.primary, cluster.standby)
-        yield cluster
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """On a failing test, the log tails of the servers its fixtures gave it (when this module is
-    registered as a plugin)."""
-    report = yield
-    if report.failed:
-        for server in item.stash.get(_SERVERS, []):
-            report.sections.append((f"postgres {server.name}", server.log_tail(60)))
-    return report

@@ -531,9 +531,6 @@ def _stop_leftovers() -> None:
         server.destroy()
 
 
-# --- context managers -------------------------------------------------------------------------
-
-
 @dataclass
 class PgDatabase:
     """A database created for one test on ``server``."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.errors import NotCaughtUpError
+from graph.events import touched_ids
 
 from .context import Decigraph
 
@@ -98,8 +99,6 @@ def find_event(app: Decigraph, event_id: str) -> EventLookup:
     client resolves a write whose outcome was unknown. ``found`` false and ``pending`` false
     means it never committed (retrying is safe); ``pending`` means a write holds the log's head
     and this one may still be committing: ask again."""
-    from retrieval.nodekeys import touched_nodes
-
     log = app.store.log
     entry = log.find(event_id)
     if entry is None:
@@ -116,7 +115,7 @@ def find_event(app: Decigraph, event_id: str) -> EventLookup:
         event.op.value,
         event.ts,
         event.actor,
-        tuple(touched_nodes(event)),
+        tuple(touched_ids(event.payload)),
         applied=app.store.seq >= event.seq,
     )
 

@@ -38,13 +38,13 @@ import csv
 import io
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import networkx as nx
 
 from .errors import ValidationError
-from .lifecycle import reported_attrs
+from .lifecycle import SALIENCE, reported_attrs
 
 EXPORT_FORMATS = ("json", "d3", "graphml", "cypher", "csv")
 #: The attribute naming which of an item's flat values are escaped JSON string literals.
@@ -57,8 +57,17 @@ _CYPHER_ESCAPED = re.compile(r"[\\'\"\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff
 _CYPHER_SHORT = {"\\": "\\\\", "'": "\\'", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
-def _nodes(G: nx.MultiDiGraph[str]) -> list[tuple[str, dict[str, Any]]]:
-    return [(node_id, reported_attrs(G, node_id)) for node_id in sorted(G.nodes)]
+Salience = Mapping[str, float] | None
+
+
+def _nodes(G: nx.MultiDiGraph[str], salience: Salience = None) -> list[tuple[str, dict[str, Any]]]:
+    """Nodes by id with their reported attributes, and ``salience`` (rounded to 6 places) when
+    given: derived, like the effective lifecycle, and dropped again on import."""
+    out = [(node_id, reported_attrs(G, node_id)) for node_id in sorted(G.nodes)]
+    if salience is not None:
+        for node_id, attrs in out:
+            attrs[SALIENCE] = round(float(salience.get(node_id, 0.0)), 6)
+    return out
 
 
 def _edges(G: nx.MultiDiGraph[str]) -> list[tuple[str, str, str, dict[str, Any]]]:
@@ -68,17 +77,22 @@ def _edges(G: nx.MultiDiGraph[str]) -> list[tuple[str, str, str, dict[str, Any]]
     )
 
 
-def to_node_link(G: nx.MultiDiGraph[str]) -> dict[str, Any]:
+def to_node_link(
+    G: nx.MultiDiGraph[str], salience: Salience = None, as_of: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """D3's node-link shape: ``{"nodes": [{id, ...}], "links": [{source, target, type, ...}]}``.
 
     Symmetric edges are stored in both directions and exported as stored (both links).
     """
-    return {
+    doc = {
         "directed": True,
         "multigraph": True,
-        "nodes": [{"id": node_id, **attrs} for node_id, attrs in _nodes(G)],
+        "nodes": [{"id": node_id, **attrs} for node_id, attrs in _nodes(G, salience)],
         "links": [{"source": u, "target": v, "type": k, **attrs} for u, v, k, attrs in _edges(G)],
     }
+    if as_of is not None:
+        doc["graph"] = {"asOf": dict(as_of)}
+    return doc
 
 
 def _unicode_escape(match: re.Match[str]) -> str:
@@ -148,10 +162,10 @@ def attrs_from_flat(flat: dict[str, Any], keys: Collection[str] | None = None) -
     return out
 
 
-def to_graphml(G: nx.MultiDiGraph[str]) -> str:
+def to_graphml(G: nx.MultiDiGraph[str], salience: Salience = None) -> str:
     """GraphML (opens in Gephi and yEd); the edge type is the edge key and a ``type`` attribute."""
     H: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-    for node_id, attrs in _nodes(G):
+    for node_id, attrs in _nodes(G, salience):
         H.add_node(node_id, **_flat(attrs))
     for u, v, k, attrs in _edges(G):
         H.add_edge(u, v, key=k, type=k, **_flat(attrs))
@@ -180,13 +194,13 @@ def _cypher_props(attrs: dict[str, Any]) -> str:
     return ", ".join(f"`{k}`: {_cypher_value(v)}" for k, v in sorted(attrs.items()))
 
 
-def to_cypher(G: nx.MultiDiGraph[str]) -> str:
+def to_cypher(G: nx.MultiDiGraph[str], salience: Salience = None) -> str:
     """A Cypher script for Neo4j: ``MERGE`` every node by id, then every relationship.
 
     Node labels are ``Decision`` or ``Memory``; relationship types are the edge types in upper
     case (``DEPENDS_ON``). Running it twice creates nothing new.
     """
-    nodes, edges = _nodes(G), _edges(G)
+    nodes, edges = _nodes(G, salience), _edges(G)
     lines = [f"// decigraph export: {len(nodes)} nodes, {len(edges)} relationships"]
     lines.append(
         "CREATE CONSTRAINT decigraph_id IF NOT EXISTS FOR (n:Node) REQUIRE n.id IS UNIQUE;"
@@ -205,9 +219,9 @@ def to_cypher(G: nx.MultiDiGraph[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_csv(G: nx.MultiDiGraph[str]) -> dict[str, str]:
+def to_csv(G: nx.MultiDiGraph[str], salience: Salience = None) -> dict[str, str]:
     """Two tables: ``nodes.csv`` (id, attributes) and ``edges.csv`` (source, target, type, ...)."""
-    nodes = [(node_id, _flat(attrs)) for node_id, attrs in _nodes(G)]
+    nodes = [(node_id, _flat(attrs)) for node_id, attrs in _nodes(G, salience)]
     edges = [(u, v, k, _flat(attrs)) for u, v, k, attrs in _edges(G)]
     node_columns = sorted({key for _, attrs in nodes for key in attrs})
     edge_columns = sorted({key for *_, attrs in edges for key in attrs})
@@ -227,14 +241,22 @@ def to_csv(G: nx.MultiDiGraph[str]) -> dict[str, str]:
     }
 
 
-def export_graph(G: nx.MultiDiGraph[str], fmt: str) -> dict[str, str]:
-    """``{file name: content}`` for ``fmt`` (one file, except CSV's two)."""
+def export_graph(
+    G: nx.MultiDiGraph[str],
+    fmt: str,
+    salience: Salience = None,
+    as_of: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """``{file name: content}`` for ``fmt`` (one file, except CSV's two). With ``salience``,
+    every node carries its score; ``as_of`` (the log position the graph stands at) is recorded
+    in the JSON formats' ``graph`` object."""
     if fmt in ("json", "d3"):
-        return {f"graph.{fmt}.json": json.dumps(to_node_link(G), indent=1, sort_keys=True) + "\n"}
+        doc = to_node_link(G, salience, as_of)
+        return {f"graph.{fmt}.json": json.dumps(doc, indent=1, sort_keys=True) + "\n"}
     if fmt == "graphml":
-        return {"graph.graphml": to_graphml(G)}
+        return {"graph.graphml": to_graphml(G, salience)}
     if fmt == "cypher":
-        return {"graph.cypher": to_cypher(G)}
+        return {"graph.cypher": to_cypher(G, salience)}
     if fmt == "csv":
-        return to_csv(G)
+        return to_csv(G, salience)
     raise ValidationError("format", f"must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")

@@ -85,6 +85,8 @@ def node_state(G: nx.MultiDiGraph[str], node_id: str) -> NodeState:
 
 #: The attribute an export adds when the effective lifecycle hides the stored one.
 STORED_LIFECYCLE = "stored_lifecycle"
+#: The node's salience when an export carries it (derived: never stored).
+SALIENCE = "salience"
 
 
 def reported_attrs(G: nx.MultiDiGraph[str], node_id: str) -> dict[str, Any]:
@@ -100,8 +102,9 @@ def reported_attrs(G: nx.MultiDiGraph[str], node_id: str) -> dict[str, Any]:
 
 def stored_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """Undo :func:`reported_attrs`: the attributes the store keeps (``superseded`` is derived
-    from the ``supersedes`` edges, which an export carries)."""
+    from the ``supersedes`` edges, which an export carries; ``salience`` from the graph)."""
     out = dict(attrs)
+    out.pop(SALIENCE, None)
     stored = out.pop(STORED_LIFECYCLE, None)
     if out.get("lifecycle") == Lifecycle.SUPERSEDED.value:
         out["lifecycle"] = stored or Lifecycle.ACCEPTED.value

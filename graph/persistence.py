@@ -49,6 +49,7 @@ from .options import OpenReport, StoreOptions
 from .snapshot import read_snapshot, write_snapshot
 from .state import GraphState, Parsed, graph_hash
 from .timeutil import format_ts, utc_now
+from .tracing import span
 from .verification import VerifyReport
 
 if TYPE_CHECKING:
@@ -289,6 +290,14 @@ class LoggedGraph:
     def graph_hash(self) -> str:
         return graph_hash(self.graph)
 
+    def read_events(self, first: int, last: int, limit: int | None = None) -> list[Event]:
+        """Events ``first..last`` from the log, at most ``limit``, never past what this store
+        has applied (so a reader sees the events its graph reflects). Takes no store lock."""
+        last = min(last, self.state.seq)
+        if limit is not None:
+            last = min(last, first + limit - 1)
+        return self.log.read(max(first, 1), last) if last >= first else []
+
     @property
     def log_offset(self) -> int:
         """Bytes of a file log read or written so far (a shared log: the applied seq)."""
@@ -409,7 +418,8 @@ class LoggedGraph:
                 apply = self.state.plan(event, parsed)
                 vectors = self.vector_source() if self.log.shared and self.vector_source else {}
                 try:
-                    with self._locks.io_wait():  # an fsync, or a commit waiting for a standby
+                    traced = span("store.append", op=event.op.value, seq=event.seq)
+                    with self._locks.io_wait(), traced:  # an fsync, or a standby's commit
                         self.log.append(event, event.to_line(), vectors)
                 except CommitOutcomeUnknownError as exc:
                     exc.node_id = next(iter(touched_ids(payload)), None)

@@ -30,6 +30,10 @@ class Settings(BaseSettings):
     token_file: Path | None = None
     no_auth: bool = False
     max_body_bytes: int = Field(default=1_000_000, ge=1_024)
+    tracing: Literal["off", "otlp", "console"] = "off"
+    """OpenTelemetry traces of ``serve`` (the ``otel`` extra): ``otlp`` exports them as the
+    ``OTEL_EXPORTER_OTLP_*`` variables say, ``console`` prints them; ``OTEL_SDK_DISABLED=true``
+    or ``OTEL_TRACES_EXPORTER=none`` keeps them off (README "Tracing")."""
     guardrails_path: Path | None = None
     """A YAML file or directory of guardrail rules (``<data-dir>/guardrails`` is always read)."""
     salience_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
@@ -75,3 +79,15 @@ class Settings(BaseSettings):
     answering "not caught up" (retryable)."""
     ready_max_lag: int = Field(default=100, ge=0)
     """Events a replica of a shared log may be behind the log's head and still be ready."""
+    history_checkpoint_every: int = Field(default=5000, ge=100)
+    """``asOf`` reads replay the log from the nearest checkpoint; one is written every this
+    many events of history someone looked at (``<data-dir>/history/``)."""
+    history_cache: int = Field(default=2, ge=0, le=64)
+    """Past graphs kept in memory for ``asOf`` reads (each costs what the graph then cost)."""
+    feed_heartbeat: float = Field(default=15.0, gt=0, le=3600)
+    """Seconds a ``GET /events`` stream may stay silent before it sends a ``: keep-alive``
+    comment (what keeps proxies from closing an idle stream)."""
+    webhooks: str | None = None
+    """Webhooks (README "Change feed"): a JSON object, or the path of a JSON file, mapping an
+    agent (a token's name) to its webhooks ``[{"url", "secret", "ops"?, "project"?, ...}]``;
+    unset, ``<data-dir>/webhooks.json`` is read when it exists."""

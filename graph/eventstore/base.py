@@ -25,7 +25,8 @@ from datetime import datetime
 
 import networkx as nx
 
-from graph.eventlog import LogEntry, TornTail
+from graph.errors import LogCorruptedError
+from graph.eventlog import LogEntry, TornTail, check_line
 from graph.events import Event
 from graph.snapshot import SnapshotHeader
 from graph.verification import VerifyReport
@@ -78,6 +79,31 @@ class EventStore(abc.ABC):
         hash chain.
         """
 
+    @abc.abstractmethod
+    def lines(self, first: int, last: int) -> list[tuple[int, bytes]]:
+        """The stored lines of events ``first..last`` (as many as exist), as ``(seq, line)``.
+
+        Reads what is committed without moving the position :meth:`entries` continues from;
+        the caller bounds ``last`` by what it has applied (see :meth:`read`).
+        """
+
+    def read(self, first: int, last: int) -> list[Event]:
+        """Events ``first..last`` (as many as exist), each checked: its own hash, its seq, and
+        its link to the one before it in the range. For history and change feeds: random
+        access that leaves the replay position alone.
+
+        Raises :class:`~graph.errors.LogCorruptedError` naming the first event that fails.
+        """
+        events: list[Event] = []
+        for seq, line in self.lines(first, last):
+            prev = events[-1].hash if events else _prev_of(line)
+            checked = check_line(line, first + len(events), prev)
+            if seq != first + len(events) or isinstance(checked, str):
+                reason = checked if isinstance(checked, str) else f"stored at seq {seq}"
+                raise LogCorruptedError(self.location, first + len(events), reason)
+            events.append(checked)
+        return events
+
     def vectors(self, seq: int) -> EventVectors:
         """The vectors stored with event ``seq`` (only a shared log keeps them)."""
         return {}
@@ -128,3 +154,12 @@ class EventStore(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Release files and connections (a write section in progress is abandoned)."""
+
+
+def _prev_of(line: bytes) -> str:
+    """The ``prev`` a line claims (the first event of a range has no predecessor in it; its
+    own hash still has to match its content, which covers ``prev``)."""
+    try:
+        return Event.from_line(line).prev
+    except ValueError:
+        return ""

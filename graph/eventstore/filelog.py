@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +46,10 @@ class FileEventStore(EventStore):
         self.offset = 0
         self._digest = hashlib.sha256()
         self._head = Head(0, GENESIS_HASH)
+        #: ``_ends[s]``: the byte offset where event ``s`` ends (event ``s + 1`` starts), for
+        #: every ``s`` up to ``len - 1``; filled lazily by a newline scan (:meth:`lines`).
+        self._ends = array("q", [0])
+        self._ends_lock = threading.Lock()
 
     def open(self, read_only: bool) -> None:
         if not read_only:
@@ -124,10 +130,61 @@ class FileEventStore(EventStore):
             if isinstance(item, LogEntry):
                 self.offset = item.end_offset
                 self._head = Head(item.event.seq, item.event.hash)
+                self._track(item.event.seq, item.end_offset)
             yield item
 
     def head(self) -> Head:
         return self._head
+
+    def lines(self, first: int, last: int) -> list[tuple[int, bytes]]:
+        """Seek to event ``first`` through the offset index (extended by counting newlines,
+        without parsing, the first time a part of the log is read) and read up to ``last``.
+
+        Only whole lines up to the position this store has read or written are returned: the
+        caller bounds ``last`` by the applied seq, and a line being appended is never seen.
+        """
+        first = max(first, 1)
+        last = min(last, self._head.seq)
+        if last < first:
+            return []
+        start = self._offset_before(first)
+        out: list[tuple[int, bytes]] = []
+        with self.path.open("rb") as handle:
+            handle.seek(start)
+            for seq in range(first, last + 1):
+                line = handle.readline()
+                if not line.endswith(b"\n"):
+                    break
+                out.append((seq, line))
+        return out
+
+    def _offset_before(self, seq: int) -> int:
+        """Where event ``seq`` starts."""
+        with self._ends_lock:
+            ends = self._ends
+            if seq - 1 < len(ends):
+                return ends[seq - 1]
+            known = len(ends) - 1
+            with self.path.open("rb") as handle:
+                handle.seek(ends[known])
+                offset = ends[known]
+                while known < seq - 1 and known < self._head.seq:
+                    line = handle.readline()
+                    if not line.endswith(b"\n"):
+                        break
+                    offset += len(line)
+                    known += 1
+                    ends.append(offset)
+            if seq - 1 >= len(ends):
+                raise LogCorruptedError(str(self.path), known + 1, "the log ends before it")
+            return ends[seq - 1]
+
+    def _track(self, seq: int, end: int) -> None:
+        """Extend the offset index when it reaches the event just written or read."""
+        if len(self._ends) == seq:
+            with self._ends_lock:
+                if len(self._ends) == seq:
+                    self._ends.append(end)
 
     def find(self, event_id: str) -> LogEntry | None:
         """A scan of the file (the file log keeps no index of event ids)."""
@@ -148,6 +205,7 @@ class FileEventStore(EventStore):
         self.offset = self.writer.append(line)
         self._digest.update(line)
         self._head = Head(event.seq, event.hash)
+        self._track(event.seq, self.offset)
 
     def append_lines(self, events: list[tuple[Event, bytes]]) -> None:
         """Append several events in one write (a copy of another log)."""
@@ -159,6 +217,7 @@ class FileEventStore(EventStore):
         self.offset = self.writer.append(data)
         self._digest.update(data)
         self._head = Head(events[-1][0].seq, events[-1][0].hash)
+        self._ends = array("q", [0])  # rebuilt by the next range read
 
     def snapshot_header(self, seq: int, last_hash: str) -> SnapshotHeader:
         if self.writer is not None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import select
 import time
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
 from psycopg import pq
 
 SCHEMA = (
@@ -79,3 +81,12 @@ def wait_socket(sock: int, deadline: float, write: bool = False) -> None:
 
 def reason(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def fetch_lines(conn: psycopg.Connection[Any], first: int, last: int) -> list[tuple[int, bytes]]:
+    """Events ``first..last`` as ``(seq, line)``, in order."""
+    rows = conn.execute(
+        "SELECT seq, line FROM decigraph.events WHERE seq BETWEEN %s AND %s ORDER BY seq",
+        (first, last),
+    ).fetchall()
+    return [(int(seq), bytes(line)) for seq, line in rows]

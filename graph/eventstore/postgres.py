@@ -47,7 +47,7 @@ from graph.snapshot import SnapshotHeader
 from graph.verification import VerifyReport, verify_events
 
 from .base import EventStore, EventVectors, Head
-from .pgsql import SCHEMA, reason, redact, send_and_wait
+from .pgsql import SCHEMA, fetch_lines, reason, redact, send_and_wait
 
 logger = logging.getLogger(__name__)
 
@@ -270,6 +270,9 @@ class PostgresEventStore(EventStore):
                 seq,
                 f"event {seq}, which this replica applied, {what} in the shared log",
             )
+
+    def lines(self, first: int, last: int) -> list[tuple[int, bytes]]:
+        return list(self._run(lambda conn: fetch_lines(conn, first, last)))
 
     def _fetch(self, first: int, limit: int) -> list[tuple[int, bytes]]:
         last = first + limit - 1

@@ -257,12 +257,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return run_mcp(args, _settings(args), _token)
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    from graph.export import export_graph
+def cmd_history(args: argparse.Namespace) -> int:
+    from .history import run_history
 
-    settings = _settings(args)
-    with open_store(settings, read_only=True) as store:
-        files = export_graph(store.graph, args.format)
+    return run_history(args, _settings(args))
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .history import run_export
+
+    files = run_export(args, _settings(args))
     if args.out is None:
         if len(files) > 1:
             print("decigraph: csv writes two files; give --out DIR", file=sys.stderr)
@@ -338,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("import", cmd_import, "import JSONL items, or a json, d3, graphml or csv export"),
         ("recall", cmd_recall, "intent-weighted hybrid recall for a query"),
         ("export", cmd_export, "export the graph as json, d3, graphml, cypher or csv"),
+        ("history", cmd_history, "every event that touched a decision, with what it changed"),
         ("sample", cmd_sample, "write the seeded sample store (for notebooks and demos)"),
         ("mcp", cmd_mcp, "serve the MCP tools on stdio (the store, or a server with --url)"),
         ("copy-log", cmd_copy_log, "copy the event log to PostgreSQL or a data directory"),
@@ -421,6 +426,13 @@ def build_parser() -> argparse.ArgumentParser:
                 "--format", choices=["json", "d3", "graphml", "cypher", "csv"], default="json"
             )
             cmd.add_argument("--out", default=None, help="directory to write to (default: stdout)")
+            cmd.add_argument(
+                "--as-of", dest="as_of", default=None, help="a seq or an ISO-8601 time"
+            )
+        if name == "history":
+            from .history import add_history_arguments
+
+            add_history_arguments(cmd)
         if name == "mcp":
             from .mcp import add_arguments
 

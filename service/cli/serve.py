@@ -56,6 +56,7 @@ def serve(settings: Settings) -> int:
     from service.composition import Warmup, open_app
     from service.http.app import create_app
     from service.http.auth import AuthConfigError, load_tokens
+    from service.telemetry import start_tracing, stop_tracing
 
     problem = unwritable(settings.data_dir)
     if problem is not None:
@@ -82,6 +83,7 @@ def serve(settings: Settings) -> int:
     # snapshotting the indexes) could run. Turn it into an exit that unwinds instead.
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
+        start_tracing(settings)  # DECIGRAPH_TRACING: before the app, so it is traced throughout
         app = open_app(settings)
         try:
             url = url_of(sock)
@@ -100,6 +102,7 @@ def serve(settings: Settings) -> int:
                 withdraw(settings.data_dir)
             app.close()
     finally:
+        stop_tracing()  # export the spans still queued
         sock.close()
         signal.signal(signal.SIGTERM, previous)
     return 0

@@ -24,13 +24,16 @@ import orjson
 from fastapi import FastAPI, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from graph.errors import DecigraphError
 from graph.export import EXPORT_FORMATS
 from service.composition import Warmup, readiness
 from service.mcp.http import mount_mcp
 from service.methods import build_registry
 from service.rpc.errors import INTERNAL_ERROR, RpcError
 from service.rpc.protocol import CallContext, Dispatcher, encode_response, parse_body
+from service.telemetry import instrument_http
 from service.usecases import Decigraph
+from service.usecases.history import NOW, parse_point, resolve
 from service.usecases.reads import export_document, store_status
 
 from .auth import Agent, NotAuthenticated, TokenTable
@@ -147,7 +150,12 @@ def create_app(app: Decigraph, tokens: TokenTable, warmup: Warmup | None = None)
             return _json({"error": f"format must be one of {', '.join(EXPORT_FORMATS)}"}, 400)
         if table is not None and (format != "csv" or table not in EXPORT_TABLES):
             return _json({"error": "table must be nodes or edges, and only with format=csv"}, 400)
-        files = export_document(app, format)
+        raw = request.query_params.get("asOf")
+        try:
+            at, point = (NOW, None) if raw is None else resolve(app, parse_point(raw), None)
+        except DecigraphError as exc:
+            return _json({"error": f"asOf: {exc}"}, 400)
+        files = export_document(app, format, at, None if point is None else point.wire())
         if format == "csv" and table is None:
             # Two tables, one download: a zip of nodes.csv and edges.csv (what import reads).
             return Response(
@@ -203,6 +211,7 @@ def create_app(app: Decigraph, tokens: TokenTable, warmup: Warmup | None = None)
     mount_mcp(api, dispatcher, tokens, limit)
 
     install_openapi(api, registry)
+    instrument_http(api)  # a request span per HTTP request, when tracing is on
     return api
 
 

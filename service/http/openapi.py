@@ -131,6 +131,13 @@ EXPORT_PARAMETERS = [
         "description": "One CSV table instead of a zip of both (only with format=csv)",
         "schema": {"type": "string", "enum": list(EXPORT_TABLES)},
     },
+    {
+        "name": "asOf",
+        "in": "query",
+        "required": False,
+        "description": "The graph as it stood after this seq, or at this ISO-8601 time",
+        "schema": {"type": "string"},
+    },
 ]
 
 

@@ -5,6 +5,12 @@ the token from the ``decigraph_token`` cookie, which the login form sets (``Same
 ``Path=/ui``). ``/cstp`` keeps accepting only the header: the page's script reads the cookie and
 sends it as ``Authorization``, so another site can never make a browser call a method (no CSRF).
 
+The login form first tries the token on ``/cstp`` (a refused one gets a message at once) and only
+then keeps it, in a session cookie: it has to be a cookie, because the page load itself must
+carry it (Web Storage is never sent with a request), and a session one, so that a credential
+able to write to the graph does not outlive the browser session on disk (as ``localStorage``
+or a persistent cookie would).
+
 The d3 library is not in the repository: ``make ui`` installs the version pinned in
 ``service/ui/package-lock.json`` with ``npm ci``. Without it, the page answers 503 saying so.
 """
@@ -47,7 +53,19 @@ class Asset:
 
 ASSETS = {
     "": Asset("index.html", HTML),
-    "explorer.js": Asset("explorer.js", "text/javascript; charset=utf-8"),
+    # The page's scripts, in the order index.html loads them.
+    **{
+        name: Asset(name, "text/javascript; charset=utf-8")
+        for name in (
+            "core.js",
+            "overview.js",
+            "graph.js",
+            "panel.js",
+            "history.js",
+            "timeline.js",
+            "explorer.js",
+        )
+    },
     "explorer.css": Asset("explorer.css", "text/css; charset=utf-8"),
     # Installed by `make ui` from the lock file, not checked in.
     "vendor/d3.min.js": Asset("node_modules/d3/dist/d3.min.js", "text/javascript; charset=utf-8"),
@@ -66,16 +84,37 @@ cursor:pointer}code{background:#f1f5f9;padding:1px 4px;border-radius:4px;font-si
 .error{color:#b91c1c}
 """
 
-# Session cookie, sent back only to /ui (never to /cstp) and never on cross-site requests.
+# The token is tried on /cstp first (a refused one is said at once, without a reload), then kept
+# in a session cookie, sent back only to /ui (never to /cstp) and never on cross-site requests.
 LOGIN_SCRIPT = """
-document.getElementById("login").addEventListener("submit", function (event) {
+var form = document.getElementById("login");
+var note = document.getElementById("login-error");
+function say(text) {
+  note.textContent = text;
+  note.hidden = !text;
+  form.querySelector("button").disabled = false;
+}
+form.addEventListener("submit", function (event) {
   event.preventDefault();
   var token = document.getElementById("token").value.trim();
   if (!token) return;
-  var secure = location.protocol === "https:" ? "; Secure" : "";
-  document.cookie = "decigraph_token=" + encodeURIComponent(token) +
-    "; Path=/ui; SameSite=Strict" + secure;
-  location.reload();
+  form.querySelector("button").disabled = true;
+  fetch("/cstp", {
+    method: "POST",
+    headers: {"Content-Type": "application/json", "Authorization": "Bearer " + token},
+    body: JSON.stringify({jsonrpc: "2.0", id: 1, method: "cstp.getReplicaStatus", params: {}})
+  }).then(function (response) {
+    if (response.status === 401) {
+      say("The server refused this token. Check it and paste it again.");
+      return;
+    }
+    var secure = location.protocol === "https:" ? "; Secure" : "";
+    document.cookie = "decigraph_token=" + encodeURIComponent(token) +
+      "; Path=/ui; SameSite=Strict" + secure;
+    location.reload();
+  }, function () {
+    say("The server did not answer. Try again in a moment.");
+  });
 });
 """
 
@@ -87,17 +126,16 @@ def _csp_hash(source: str) -> str:
 
 LOGIN_CSP = (
     f"default-src 'none'; script-src {_csp_hash(LOGIN_SCRIPT)}; "
-    f"style-src {_csp_hash(LOGIN_STYLE)}; base-uri 'none'; form-action 'none'; "
+    f"style-src {_csp_hash(LOGIN_STYLE)}; connect-src 'self'; base-uri 'none'; "
+    "form-action 'none'; "
     "frame-ancestors 'none'"
 )
 
 
 def login_page(rejected: bool) -> str:
-    note = (
-        '<p class="error" role="alert">The saved token was not accepted. Paste a valid one.</p>'
-        if rejected
-        else ""
-    )
+    message = "The saved token was not accepted. Paste a valid one." if rejected else ""
+    hidden = "" if rejected else " hidden"
+    note = f'<p id="login-error" class="error" role="alert"{hidden}>{message}</p>'
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>decigraph explorer: sign in</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">

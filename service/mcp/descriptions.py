@@ -124,6 +124,11 @@ DESCRIPTIONS: dict[str, str] = {
         "The most important decisions in the graph (salience: how much else depends on or "
         "refers to them), most salient first."
     ),
+    "get_decision_history": (
+        "Every change to one decision, oldest first: recorded, updated (each field before and "
+        "after), reviewed, lifecycle changes, links and unlinks from either end, supersession, "
+        "forget; each with seq, time and actor. Works for forgotten decisions too."
+    ),
 }
 
 #: Descriptions of the properties of decigraph's own tools (by tool property name).
@@ -154,6 +159,10 @@ PROPERTY_DESCRIPTIONS: dict[str, str] = {
     "max_depth": "How many hops to follow at most (default: all).",
     "status": "active (default: only unresolved) or all.",
     "active_only": "Only decisions still in force (not rejected or superseded).",
+    "as_of": (
+        "Answer as the store stood then: a seq (integer) or an ISO 8601 time (default: now)."
+    ),
+    "valid_at": "Only what was in force at this ISO 8601 time (valid time).",
 }
 
 #: The tool names of these fields where the method's own name reads badly beside
@@ -171,6 +180,7 @@ def derived_tools() -> list[tuple[str, str, type[BaseModel], dict[str, str]]]:
         PathParams,
         UnlinkParams,
     )
+    from service.methods.history import HistoryParams
     from service.methods.memory import RecallParams, RememberParams
 
     path_renames = {"source": "source_id", "target": "target_id"}
@@ -184,4 +194,5 @@ def derived_tools() -> list[tuple[str, str, type[BaseModel], dict[str, str]]]:
         ("find_contradictions", "cstp.findContradictions", ContradictionParams, {}),
         ("get_blocked_chain", "cstp.getBlockedChain", BlockedParams, {}),
         ("get_high_salience", "cstp.getHighSalience", HighSalienceParams, {}),
+        ("get_decision_history", "cstp.getDecisionHistory", HistoryParams, {}),
     ]

@@ -11,9 +11,11 @@ from .analytics import register_analytics
 from .breakers import register_breakers
 from .compaction import register_compaction
 from .decisions import register_decisions
+from .events import register_events
 from .evidence import register_evidence
 from .graph import register_graph
 from .guardrails import register_guardrails
+from .history import register_history
 from .lifecycle import register_lifecycle
 from .memory import register_memory
 from .querying import register_query
@@ -41,4 +43,6 @@ def build_registry(app: Decigraph) -> Registry:
     register_evidence(registry, app)
     register_tracker(registry, app)
     register_replication(registry, app)
+    register_events(registry, app)
+    register_history(registry, app)
     return registry

@@ -28,10 +28,9 @@ from service.usecases.inputs import (
     end_of_day,
 )
 
-from .params import NoParams, Params, wire
+from .history import at_of, stamped
+from .params import ID_ALIASES, NoParams, Params, TimeParams, wire
 from .views import decision_view, quality, suggestion_view
-
-ID_ALIASES = ("id", "decision_id", "decisionId")
 
 
 class ProjectContext(Params):
@@ -131,6 +130,10 @@ class IdParams(Params):
     id: str
 
 
+class GetParams(IdParams, TimeParams):
+    pass
+
+
 class UpdateFields(Params, DecisionChanges):
     model_config = wire(text="decision")
 
@@ -145,7 +148,7 @@ class ReviewParams(Params, ReviewDecision):
     model_config = wire(id=ID_ALIASES)
 
 
-class ListParams(Params, DecisionListing):
+class ListParams(Params, DecisionListing, TimeParams):
     pass
 
 
@@ -192,11 +195,12 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
         )
         return recorded_view(usecases.record_decision(app, cmd, ctx.agent))
 
-    def get(p: IdParams, ctx: CallContext) -> Mapping[str, Any]:
-        read = usecases.read_node(app, p.id)
+    def get(p: GetParams, ctx: CallContext) -> Mapping[str, Any]:
+        at, point = at_of(app, p)
+        read = usecases.read_node(app, p.id, at)
         if read is None:
-            return {"found": False, "id": p.id}
-        return {"found": True, "decision": decision_view(read)}
+            return stamped({"found": False, "id": p.id}, p, point)
+        return stamped({"found": True, "decision": decision_view(read)}, p, point)
 
     def update(p: UpdateParams, ctx: CallContext) -> Mapping[str, Any]:
         made = usecases.update_decision(app, p, ctx.agent)
@@ -227,13 +231,15 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
         }
 
     def list_(p: ListParams, ctx: CallContext) -> Mapping[str, Any]:
-        page, total = usecases.list_decisions(app, p)
-        return {
+        at, point = at_of(app, p)
+        page, total = usecases.list_decisions(app, p, at=at)
+        answer = {
             "decisions": [decision_view(read) for read in page],
             "total": total,
             "limit": p.limit,
             "offset": p.offset,
         }
+        return stamped(answer, p, point)
 
     def stats(p: StatsParams, ctx: CallContext) -> Mapping[str, Any]:
         counts = usecases.count_decisions(app, p.project, p.date_from, p.date_to)
@@ -251,7 +257,7 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
         }
 
     registry.add("cstp.recordDecision", RecordParams, record, writes=True)
-    registry.add("cstp.getDecision", IdParams, get)
+    registry.add("cstp.getDecision", GetParams, get)
     registry.add("cstp.updateDecision", UpdateParams, update, writes=True)
     registry.add("cstp.reviewDecision", ReviewParams, review, writes=True)
 

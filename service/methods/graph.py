@@ -22,7 +22,8 @@ from service.rpc.protocol import CallContext, Registry
 from service.usecases import graphs
 from service.usecases.inputs import LinkDecisions, UnlinkDecisions
 
-from .params import NoParams, Params, wire
+from .history import at_of, stamped
+from .params import NoParams, Params, TimeParams, wire
 from .views import edge_view, node_card
 
 EDGE_WIRE = wire(source="sourceId", target="targetId", type="edgeType")
@@ -36,7 +37,7 @@ class UnlinkParams(Params, UnlinkDecisions):
     model_config = EDGE_WIRE
 
 
-class GraphParams(Params):
+class GraphParams(Params, TimeParams):
     node_id: str
     depth: int = Field(default=1, ge=1, le=5)
     edge_types: list[EdgeType] | None = None
@@ -44,7 +45,7 @@ class GraphParams(Params):
     include_derived: bool = False
 
 
-class NeighborsParams(Params):
+class NeighborsParams(Params, TimeParams):
     node_id: str
     direction: Direction = Direction.BOTH
     edge_type: EdgeType | None = None
@@ -52,7 +53,7 @@ class NeighborsParams(Params):
     include_derived: bool = False
 
 
-class PathParams(Params):
+class PathParams(Params, TimeParams):
     model_config = wire(source="sourceId", target="targetId")
 
     source: str
@@ -64,22 +65,22 @@ class PathParams(Params):
     include_derived: bool = False
 
 
-class LineageParams(Params):
+class LineageParams(Params, TimeParams):
     node_id: str
     edge_types: list[EdgeType] | None = None
     max_depth: int | None = Field(default=None, ge=1, le=50)
 
 
-class ContradictionParams(Params):
+class ContradictionParams(Params, TimeParams):
     status: Literal["active", "all"] | None = None
     limit: int = Field(default=20, ge=1, le=500)
 
 
-class BlockedParams(Params):
+class BlockedParams(Params, TimeParams):
     node_id: str | None = None
 
 
-class HighSalienceParams(Params):
+class HighSalienceParams(Params, TimeParams):
     limit: int = Field(default=10, ge=1, le=500)
     active_only: bool = False
 
@@ -98,7 +99,7 @@ def blocker_view(b: Blocker, infos: graphs.Infos) -> dict[str, Any]:
     return view
 
 
-def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
+def register_links(registry: Registry, app: usecases.Decigraph) -> None:
     def link(p: LinkParams, ctx: CallContext) -> Mapping[str, Any]:
         made = usecases.link(app, p, ctx.agent)
         edge = made.edge
@@ -120,11 +121,19 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
         usecases.unlink(app, p, ctx.agent)
         return {"success": True, "sourceId": p.source, "targetId": p.target}
 
+    registry.add("cstp.linkDecisions", LinkParams, link, writes=True)
+    registry.add("cstp.unlinkDecisions", UnlinkParams, unlink, writes=True)
+
+
+def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
+    register_links(registry, app)
+
     def get_graph(p: GraphParams, ctx: CallContext) -> Mapping[str, Any]:
+        at, point = at_of(app, p)
         sub, infos = graphs.neighbourhood(
-            app, p.node_id, p.depth, p.edge_types, p.direction, p.include_derived
+            app, p.node_id, p.depth, p.edge_types, p.direction, p.include_derived, at
         )
-        return {
+        answer = {
             "centerId": sub.center_id,
             "depth": sub.depth,
             "nodes": [
@@ -137,12 +146,14 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
             ],
             "edges": [edge_view(e) for e in sub.edges],
         }
+        return stamped(answer, p, point)
 
     def neighbors(p: NeighborsParams, ctx: CallContext) -> Mapping[str, Any]:
+        at, point = at_of(app, p)
         page, total, infos = graphs.neighbours(
-            app, p.node_id, p.direction, p.edge_type, p.limit, p.include_derived
+            app, p.node_id, p.direction, p.edge_type, p.limit, p.include_derived, at
         )
-        return {
+        answer = {
             "nodeId": p.node_id,
             "neighbors": [
                 {
@@ -154,8 +165,10 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
             ],
             "total": total,
         }
+        return stamped(answer, p, point)
 
     def path(p: PathParams, ctx: CallContext) -> Mapping[str, Any]:
+        at, point = at_of(app, p)
         found = graphs.paths(
             app,
             p.source,
@@ -165,6 +178,7 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
             max_paths=p.max_paths,
             max_length=p.max_length,
             include_derived=p.include_derived,
+            at=at,
         )
         result: dict[str, Any] = {"found": bool(found), "path": [], "edges": [], "length": None}
         if found:
@@ -177,24 +191,29 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
                 {"path": f.nodes, "edges": [edge_view(e) for e in f.edges], "length": f.length}
                 for f in found
             ]
-        return result
+        return stamped(result, p, point)
 
     def lineage(direction: str) -> Any:
         def handler(p: LineageParams, ctx: CallContext) -> Mapping[str, Any]:
-            reached, infos = graphs.lineage(app, p.node_id, direction, p.edge_types, p.max_depth)
-            return {
+            at, point = at_of(app, p)
+            reached, infos = graphs.lineage(
+                app, p.node_id, direction, p.edge_types, p.max_depth, at
+            )
+            answer = {
                 "nodeId": p.node_id,
                 "nodes": [
                     {**node_card(infos[r.node_id]), "depth": r.depth, "via": edge_view(r.via)}
                     for r in reached
                 ],
             }
+            return stamped(answer, p, point)
 
         return handler
 
     def contradictions(p: ContradictionParams, ctx: CallContext) -> Mapping[str, Any]:
-        found, infos = graphs.contradictions(app, p.status == "all", p.limit)
-        return {
+        at, point = at_of(app, p)
+        found, infos = graphs.contradictions(app, p.status == "all", p.limit, at)
+        answer = {
             "contradictions": [
                 {
                     "a": c.a,
@@ -210,38 +229,45 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
             ],
             "total": len(found),
         }
+        return stamped(answer, p, point)
 
     def blocked(p: BlockedParams, ctx: CallContext) -> Mapping[str, Any]:
+        at, point = at_of(app, p)
         if p.node_id is None:
-            chains, infos = graphs.blocked_chains(app)
-            return {
-                "blocked": [
-                    {
-                        "nodeId": c.node_id,
-                        "blockers": [blocker_view(b, infos) for b in c.blockers],
-                    }
-                    for c in chains
-                ],
-                "total": len(chains),
-            }
-        chain, infos = graphs.blocked_chain(app, p.node_id)
-        return {
+            chains, infos = graphs.blocked_chains(app, at)
+            return stamped(
+                {
+                    "blocked": [
+                        {
+                            "nodeId": c.node_id,
+                            "blockers": [blocker_view(b, infos) for b in c.blockers],
+                        }
+                        for c in chains
+                    ],
+                    "total": len(chains),
+                },
+                p,
+                point,
+            )
+        chain, infos = graphs.blocked_chain(app, p.node_id, at)
+        answer = {
             "nodeId": chain.node_id,
             "blocked": chain.blocked,
             "blockers": [blocker_view(b, infos) for b in chain.blockers],
             "chain": [blocker_view(b, infos) for b in chain.chain],
         }
+        return stamped(answer, p, point)
 
     def compute(p: NoParams, ctx: CallContext) -> Mapping[str, Any]:
         count, ms = graphs.compute_salience(app)
         return {"computed": count, "durationMs": round(ms, 2)}
 
     def high(p: HighSalienceParams, ctx: CallContext) -> Mapping[str, Any]:
-        top, infos = graphs.high_salience(app, p.limit, p.active_only)
-        return {"decisions": [{**node_card(infos[i]), "salience": s} for i, s in top]}
+        at, point = at_of(app, p)
+        top, infos = graphs.high_salience(app, p.limit, p.active_only, at)
+        answer = {"decisions": [{**node_card(infos[i]), "salience": s} for i, s in top]}
+        return stamped(answer, p, point)
 
-    registry.add("cstp.linkDecisions", LinkParams, link, writes=True)
-    registry.add("cstp.unlinkDecisions", UnlinkParams, unlink, writes=True)
     registry.add("cstp.getGraph", GraphParams, get_graph)
     registry.add("cstp.getNeighbors", NeighborsParams, neighbors)
     registry.add("cstp.findPath", PathParams, path)

@@ -14,8 +14,7 @@ from service import usecases
 from service.rpc.protocol import CallContext, Registry
 from service.usecases.inputs import ForgetNode, SetLifecycle
 
-from .decisions import ID_ALIASES
-from .params import Params, wire
+from .params import ID_ALIASES, Params, wire
 
 
 class LifecycleParams(Params, SetLifecycle):

@@ -11,7 +11,8 @@ from service import usecases
 from service.rpc.protocol import CallContext, Registry
 from service.usecases.inputs import RecallQuery
 
-from .params import Params
+from .history import at_of, stamped
+from .params import Params, TimeParams
 from .views import recall_view, suggestion_view
 
 
@@ -19,7 +20,7 @@ class RememberParams(Params, MemoryDraft):
     pass
 
 
-class RecallParams(Params, RecallQuery):
+class RecallParams(Params, RecallQuery, TimeParams):
     include_reasons: bool = False
 
 
@@ -45,7 +46,9 @@ def register_memory(registry: Registry, app: usecases.Decigraph) -> None:
         }
 
     def recall(p: RecallParams, ctx: CallContext) -> Mapping[str, Any]:
-        return recall_view(usecases.recall_items(app, p), p.include_reasons)
+        at, point = at_of(app, p)
+        answer = recall_view(usecases.recall_items(app, p, at), p.include_reasons)
+        return stamped(answer, p, point)
 
     registry.add("cstp.remember", RememberParams, remember, writes=True)
     registry.add("cstp.recall", RecallParams, recall)

@@ -23,11 +23,13 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 from pydantic_core import ValidationError as CoreValidationError
 
-from graph.timeutil import parse_ts
+from graph.timeutil import UtcDatetime, parse_ts
 
 #: Timestamps are stored as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``: a four-digit year keeps text order
 #: equal to time order and keeps every stored value parseable.
 MIN_YEAR, MAX_YEAR = 1000, 9999
+#: What CSTP's clients call a decision's id in params.
+ID_ALIASES = ("id", "decision_id", "decisionId")
 #: Integers must survive the JSON round trip (the encoder writes 64-bit integers only).
 INT_RANGE = range(-(2**63), 2**63)
 
@@ -122,3 +124,12 @@ class Params(BaseModel):
 
 class NoParams(Params):
     pass
+
+
+class TimeParams(BaseModel):
+    """``asOf`` (a seq, or an ISO-8601 time: the store as it stood then, by transaction time)
+    and ``validAt`` (only what was in force then, by valid time), for the read methods that
+    take them (:mod:`service.usecases.history`)."""
+
+    as_of: int | UtcDatetime | None = None
+    valid_at: UtcDatetime | None = None

@@ -21,17 +21,19 @@ from retrieval.query import RetrievalMode
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
 from service.usecases.compaction import compaction_levels
+from service.usecases.history import At
 from service.usecases.inputs import DecisionListing, DecisionQuery
 from service.usecases.search import bridge_search
 
-from .params import Params
+from .history import at_of, stamped
+from .params import Params, TimeParams
 from .views import reasons_view, state_view
 
 #: CSTP clamps a search to 50 results and a listing (empty query) to 500.
 SEARCH_LIMIT = 50
 
 
-class QueryParams(Params, DecisionQuery):
+class QueryParams(Params, DecisionQuery, TimeParams):
     query: str = Field(default="", max_length=MAX_TEXT)  # empty: CSTP's list mode
     limit: int = Field(default=10, ge=1, le=500)
     top_k: int | None = Field(default=None, ge=1, le=500)
@@ -109,15 +111,17 @@ def register_query(registry: Registry, app: usecases.Decigraph) -> None:
     def query(p: QueryParams, ctx: CallContext) -> Mapping[str, Any]:
         filters = p.effective_filters()
         limit = p.wanted()
+        at, point = at_of(app, p)
         if not p.query:
-            return listing(p, filters, limit, ctx)
+            return stamped(listing(p, filters, limit, ctx, at), p, point)
         said: list[str] = []
         if limit > SEARCH_LIMIT:
             said.append(f"limit: {limit} is above {SEARCH_LIMIT} for a search; clamped")
             limit = SEARCH_LIMIT
         if p.bridge_side is not None:
             return {**side_search(p, filters, limit, ctx), **({"warnings": said} if said else {})}
-        answer = usecases.query(app, p.model_copy(update={"filters": filters, "limit": limit}))
+        q = p.model_copy(update={"filters": filters, "limit": limit})
+        answer = usecases.query(app, q, at=at)
         rows = []
         for hit in answer.result.hits:
             node = answer.nodes.get(hit.id)
@@ -136,20 +140,24 @@ def register_query(registry: Registry, app: usecases.Decigraph) -> None:
             h.id: {"semantic": h.semantic, "keyword": h.keyword, "combined": h.score}
             for h in answer.result.hits
         }
-        return {
-            "decisions": rows,
-            "total": len(rows),
-            "matched": answer.result.total,
-            "query": p.query,
-            "queryTimeMs": round(answer.result.query_time_ms, 2),
-            "agent": ctx.agent,
-            "retrievalMode": answer.result.mode.value,
-            "scores": scores,
-            **({"warnings": said} if said else {}),
-        }
+        return stamped(
+            {
+                "decisions": rows,
+                "total": len(rows),
+                "matched": answer.result.total,
+                "query": p.query,
+                "queryTimeMs": round(answer.result.query_time_ms, 2),
+                "agent": ctx.agent,
+                "retrievalMode": answer.result.mode.value,
+                "scores": scores,
+                **({"warnings": said} if said else {}),
+            },
+            p,
+            point,
+        )
 
     def listing(
-        p: QueryParams, filters: RecallFilters, limit: int, ctx: CallContext
+        p: QueryParams, filters: RecallFilters, limit: int, ctx: CallContext, at: At
     ) -> dict[str, Any]:
         """CSTP's list mode: the newest decisions, distance 0."""
         q = DecisionListing(
@@ -160,7 +168,7 @@ def register_query(registry: Registry, app: usecases.Decigraph) -> None:
             project=filters.project,
             include_superseded=filters.include_superseded,
         )
-        page, total = usecases.list_decisions(app, q)
+        page, total = usecases.list_decisions(app, q, at=at)
         rows = []
         for read in page:
             row = summary_row(read.node, p, 0.0)

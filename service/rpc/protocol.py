@@ -20,6 +20,7 @@ import orjson
 import pydantic
 
 from graph.errors import DecigraphError
+from graph.tracing import span
 
 from .errors import (
     INTERNAL_ERROR,
@@ -217,21 +218,28 @@ class Dispatcher:
             return _error_response(None, RpcError(INVALID_REQUEST, message))
         started = time.perf_counter()
         outcome = "ok"
-        try:
-            result = self._call(request, context)
-        except RpcError as exc:
-            outcome = str(exc.code)
-            return None if notification else _error_response(request_id, exc)
-        except Exception:  # a bug: log it, never show it
-            outcome = str(INTERNAL_ERROR)
-            logger.exception("method %r failed", request.get("method"))
-            error = RpcError(INTERNAL_ERROR, "internal error (logged on the server)")
-            return None if notification else _error_response(request_id, error)
-        finally:
-            if self.observer is not None:
-                name = request.get("method")
-                label = name if isinstance(name, str) and self.registry.get(name) else "unknown"
-                self.observer(label, time.perf_counter() - started, outcome)
+        name = request.get("method")
+        label = name if isinstance(name, str) and self.registry.get(name) else "unknown"
+        traced = {"rpc.system": "jsonrpc", "rpc.method": label}
+        with span(
+            "rpc.unknown" if label == "unknown" else label, **traced, agent=context.agent
+        ) as call:
+            try:
+                result = self._call(request, context)
+            except RpcError as exc:
+                outcome = str(exc.code)
+                return None if notification else _error_response(request_id, exc)
+            except Exception:  # a bug: log it, never show it
+                outcome = str(INTERNAL_ERROR)
+                logger.exception("method %r failed", request.get("method"))
+                call.fail("internal error")
+                error = RpcError(INTERNAL_ERROR, "internal error (logged on the server)")
+                return None if notification else _error_response(request_id, error)
+            finally:
+                if outcome != "ok":
+                    call.set_attribute("rpc.jsonrpc.error_code", int(outcome))
+                if self.observer is not None:
+                    self.observer(label, time.perf_counter() - started, outcome)
         if notification:
             return None
         return {"jsonrpc": "2.0", "result": result, "id": request_id}

@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from graph.deliberation import DeliberationTracker
+from graph.history import HistoryIndex
 from graph.store import DecisionStore
+from graph.timetravel import PastStates
 from retrieval.autoedges import AutoEdgeConfig
 from retrieval.index import DualIndex
 from service.settings import Settings
 
 from .breaker_model import BreakerRuntime
+from .feedhub import FeedHub
 from .rules import Rule
 
 T = TypeVar("T")
@@ -43,6 +46,19 @@ class Decigraph:
     breakers: BreakerRuntime = field(default_factory=BreakerRuntime)
     #: Derived views computed once per log position (:meth:`at_seq`).
     _memo: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
+    #: Event times and each node's events (built on the first history question).
+    history: HistoryIndex = field(init=False, repr=False)
+    #: The graph as it stood after any event (``asOf`` reads).
+    past: PastStates = field(init=False, repr=False)
+    #: Wake-ups for the change feed's readers (``usecases.feed``, ``usecases.webhooks``).
+    feed: FeedHub = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.history = HistoryIndex(self.store)
+        self.feed = FeedHub(self.store)
+        self.past = PastStates(
+            self.store, self.settings.history_checkpoint_every, self.settings.history_cache
+        )
 
     def at_seq(self, name: str, compute: Callable[[], T]) -> T:
         """``compute()``'s value for the graph as it stands, computed once per log position:
@@ -65,6 +81,7 @@ class Decigraph:
             self._memo.clear()
 
     def close(self) -> None:
+        self.feed.close()  # the feed's readers end
         self.store.stop_following()  # nothing applied after the indexes stop listening
         try:
             self.index.close()

@@ -38,6 +38,7 @@ from graph.errors import NodeNotFoundError
 from graph.lifecycle import effective_lifecycle
 
 from .context import Decigraph
+from .history import NOW, At, GraphView, viewing
 
 
 @dataclass(frozen=True)
@@ -76,12 +77,12 @@ def _degree(keyed: dict[str, dict[str, Any]], include_derived: bool) -> int:
 
 
 def _infos(
-    app: Decigraph,
+    view: GraphView,
     ids: Iterable[str],
     salience: dict[str, float] | None = None,
     include_derived: bool = False,
 ) -> Infos:
-    G = app.store.graph
+    G = view.graph
     _, succ, pred = raw_adjacency(G)
     out: Infos = {}
     for node_id in ids:
@@ -98,8 +99,8 @@ def _infos(
     return out
 
 
-def _need(app: Decigraph, node_id: str, field: str) -> None:
-    if node_id not in app.store.graph:
+def _need(view: GraphView, node_id: str, field: str) -> None:
+    if node_id not in view.graph:
         raise NodeNotFoundError(node_id, field)
 
 
@@ -110,14 +111,15 @@ def neighbourhood(
     edge_types: Sequence[EdgeType] | None,
     direction: Direction,
     include_derived: bool = False,
+    at: At = NOW,
 ) -> tuple[Subgraph, Infos]:
     """The subgraph within ``depth`` hops, its nodes with their salience."""
     types = edge_types_for(edge_types, include_derived)
-    with app.store.lock:
-        _need(app, node_id, "node_id")
-        sub = get_graph(app.store.graph, node_id, depth, types, direction)
-        salience = app.store.salience()  # cached per log position; sizes the explorer
-        return sub, _infos(app, (n.id for n in sub.nodes), salience, include_derived)
+    with viewing(app, at) as view:
+        _need(view, node_id, "node_id")
+        sub = get_graph(view.graph, node_id, depth, types, direction)
+        salience = view.salience()  # cached per log position; sizes the explorer
+        return sub, _infos(view, (n.id for n in sub.nodes), salience, include_derived)
 
 
 def neighbours(
@@ -127,12 +129,13 @@ def neighbours(
     edge_type: EdgeType | None,
     limit: int,
     include_derived: bool = False,
+    at: At = NOW,
 ) -> tuple[list[Neighbor], int, Infos]:
     types = edge_types_for(None if edge_type is None else [edge_type], include_derived)
-    with app.store.lock:
-        _need(app, node_id, "node_id")
-        page, total = get_neighbors(app.store.graph, node_id, direction, types, limit)
-        return page, total, _infos(app, (n.node_id for n in page), None, include_derived)
+    with viewing(app, at) as view:
+        _need(view, node_id, "node_id")
+        page, total = get_neighbors(view.graph, node_id, direction, types, limit)
+        return page, total, _infos(view, (n.node_id for n in page), None, include_derived)
 
 
 def paths(
@@ -145,13 +148,14 @@ def paths(
     max_paths: int,
     max_length: int,
     include_derived: bool = False,
+    at: At = NOW,
 ) -> list[Path]:
     types = edge_types_for(edge_types, include_derived)
-    with app.store.lock:
-        _need(app, source, "source")
-        _need(app, target, "target")
+    with viewing(app, at) as view:
+        _need(view, source, "source")
+        _need(view, target, "target")
         return find_path(
-            app.store.graph,
+            view.graph,
             source,
             target,
             types,
@@ -171,23 +175,24 @@ def lineage(
     direction: str,
     edge_types: Sequence[EdgeType] | None,
     max_depth: int | None,
+    at: At = NOW,
 ) -> tuple[list[Reached], Infos]:
     """What ``node_id`` builds on (``ancestors``) or what builds on it (``descendants``)."""
-    with app.store.lock:
-        _need(app, node_id, "node_id")
+    with viewing(app, at) as view:
+        _need(view, node_id, "node_id")
         types = edge_types or [EdgeType.DEPENDS_ON]
-        reached = LINEAGE[direction](app.store.graph, node_id, types, max_depth)
-        return reached, _infos(app, (r.node_id for r in reached))
+        reached = LINEAGE[direction](view.graph, node_id, types, max_depth)
+        return reached, _infos(view, (r.node_id for r in reached))
 
 
 def contradictions(
-    app: Decigraph, include_inactive: bool, limit: int
+    app: Decigraph, include_inactive: bool, limit: int, at: At = NOW
 ) -> tuple[list[Contradiction], Infos]:
-    with app.store.lock:
+    with viewing(app, at) as view:
         found = find_contradictions(
-            app.store.graph, app.store.salience(), include_inactive=include_inactive, limit=limit
+            view.graph, view.salience(), include_inactive=include_inactive, limit=limit
         )
-        return found, _infos(app, (n for c in found for n in (c.a, c.b)))
+        return found, _infos(view, (n for c in found for n in (c.a, c.b)))
 
 
 def every_blocked_chain(app: Decigraph) -> list[BlockedChain]:
@@ -196,20 +201,20 @@ def every_blocked_chain(app: Decigraph) -> list[BlockedChain]:
     return app.at_seq("blocked_chains", lambda: get_blocked_chain(app.store.graph))
 
 
-def blocked_chains(app: Decigraph) -> tuple[list[BlockedChain], Infos]:
+def blocked_chains(app: Decigraph, at: At = NOW) -> tuple[list[BlockedChain], Infos]:
     """Every blocked decision with what blocks it."""
-    with app.store.lock:
-        chains = every_blocked_chain(app)
+    with viewing(app, at) as view:
+        chains = every_blocked_chain(app) if at.now else get_blocked_chain(view.graph)
         ids = (b.node_id for c in chains for b in c.blockers)
-        return chains, _infos(app, ids)
+        return chains, _infos(view, ids)
 
 
-def blocked_chain(app: Decigraph, node_id: str) -> tuple[BlockedChain, Infos]:
-    with app.store.lock:
-        _need(app, node_id, "node_id")
-        chain = get_blocked_chain(app.store.graph, node_id)
+def blocked_chain(app: Decigraph, node_id: str, at: At = NOW) -> tuple[BlockedChain, Infos]:
+    with viewing(app, at) as view:
+        _need(view, node_id, "node_id")
+        chain = get_blocked_chain(view.graph, node_id)
         ids = [b.node_id for b in (*chain.blockers, *chain.chain)]
-        return chain, _infos(app, ids)
+        return chain, _infos(view, ids)
 
 
 def compute_salience(app: Decigraph) -> tuple[int, float]:
@@ -220,10 +225,8 @@ def compute_salience(app: Decigraph) -> tuple[int, float]:
 
 
 def high_salience(
-    app: Decigraph, limit: int, active_only: bool
+    app: Decigraph, limit: int, active_only: bool, at: At = NOW
 ) -> tuple[list[tuple[str, float]], Infos]:
-    with app.store.lock:
-        top = get_high_salience(
-            app.store.graph, app.store.salience(), limit, active_only=active_only
-        )
-        return top, _infos(app, (i for i, _ in top))
+    with viewing(app, at) as view:
+        top = get_high_salience(view.graph, view.salience(), limit, active_only=active_only)
+        return top, _infos(view, (i for i, _ in top))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,15 +21,16 @@ from retrieval.query import QueryResult, query_decisions
 from retrieval.recall import RecallHit, RecallResult, recall
 
 from .context import Decigraph
+from .history import NOW, At, GraphView, Historied, viewing
 from .inputs import DecisionListing, DecisionQuery, RecallQuery
 
 _STAKES_ORDER = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 
 
-def get_node(app: Decigraph, node_id: str) -> Node | None:
+def get_node(app: Decigraph, node_id: str, at: At = NOW) -> Node | None:
     """The decision or memory item, or ``None`` when there is none with that id."""
-    with app.store.lock:
-        return app.store.get(node_id) if node_id in app.store.graph else None
+    with viewing(app, at) as view:
+        return view.get(node_id) if node_id in view.graph else None
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,15 @@ class Read:
     state: NodeState
 
 
-def _read(app: Decigraph, node_id: str) -> Read:
-    """Call with the store lock held."""
-    return Read(app.store.get(node_id), node_state(app.store.graph, node_id))
+def _read(view: GraphView, node_id: str) -> Read:
+    """Call while holding the view (:func:`~service.usecases.history.viewing`)."""
+    return Read(view.get(node_id), node_state(view.graph, node_id))
 
 
-def read_node(app: Decigraph, node_id: str) -> Read | None:
+def read_node(app: Decigraph, node_id: str, at: At = NOW) -> Read | None:
     """The decision or memory item with its reported state, or ``None`` when there is none."""
-    with app.store.lock:
-        return _read(app, node_id) if node_id in app.store.graph else None
+    with viewing(app, at) as view:
+        return _read(view, node_id) if node_id in view.graph else None
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,14 @@ class Recalled:
     states: dict[str, NodeState]
 
 
-def recall_items(app: Decigraph, q: RecallQuery) -> Recalled:
-    answer = recall(app.index, q.query, q.limit, intent=q.intent, filters=q.filters)
-    with app.store.lock:
-        reads = [(h, _read(app, h.id)) for h in answer.hits if h.id in app.store.graph]
+def recall_items(app: Decigraph, q: RecallQuery, at: At = NOW) -> Recalled:
+    """Recall over the indexes as they are now; with ``at``, only the hits that existed then
+    (and were valid then, with ``valid_at``), each read as it stood then (see the README:
+    the vector side ranks today's text)."""
+    limit = q.limit if at.now else q.limit * 4
+    answer = recall(app.index, q.query, limit, intent=q.intent, filters=q.filters)
+    with viewing(app, at) as view:
+        reads = [(h, _read(view, h.id)) for h in answer.hits if h.id in view.graph][: q.limit]
     return Recalled(answer, [(h, r.node) for h, r in reads], {r.node.id: r.state for _, r in reads})
 
 
@@ -75,27 +80,32 @@ class Queried:
     states: dict[str, NodeState]
 
 
-def query(app: Decigraph, q: DecisionQuery, vector: Vector | None = None) -> Queried:
-    """Ranked decisions for ``q``; ``vector`` is the query's embedding when already computed."""
+def query(app: Decigraph, q: DecisionQuery, vector: Vector | None = None, at: At = NOW) -> Queried:
+    """Ranked decisions for ``q``; ``vector`` is the query's embedding when already computed.
+    With ``at``, as :func:`recall_items`: hits that existed (and were valid) then, as then."""
     result = query_decisions(
         app.index,
         q.query,
         q.retrieval_mode,
-        q.limit,
+        q.limit if at.now else q.limit * 4,
         filters=q.filters,
         hybrid_weight=q.hybrid_weight,
         decision_id=q.decision_id,
         hops=q.hops,
         vector=vector,
     )
-    with app.store.lock:
-        reads = {h.id: _read(app, h.id) for h in result.hits if h.id in app.store.graph}
+    with viewing(app, at) as view:
+        reads = {h.id: _read(view, h.id) for h in result.hits if h.id in view.graph}
+    if not at.now:
+        hits = [h for h in result.hits if h.id in reads][: q.limit]
+        result = replace(result, hits=hits)
+        reads = {h.id: reads[h.id] for h in hits}
     nodes = {node_id: r.node for node_id, r in reads.items()}
     return Queried(result, nodes, {node_id: r.state for node_id, r in reads.items()})
 
 
 def list_decisions(
-    app: Decigraph, q: DecisionListing, also: RecallFilters | None = None
+    app: Decigraph, q: DecisionListing, also: RecallFilters | None = None, at: At = NOW
 ) -> tuple[list[Read], int]:
     """One page of decisions passing the filters (and ``also``, when given), and how many pass
     in all.
@@ -117,8 +127,8 @@ def list_decisions(
         include_superseded=q.include_superseded,
     )
     words = _search_words(q.search)
-    with app.store.lock:
-        G = app.store.graph
+    with viewing(app, at) as view:
+        G = view.graph
         rows = [
             (node_id, attrs)
             for node_id, attrs in G.nodes(data=True)
@@ -139,7 +149,7 @@ def list_decisions(
             return (attrs["created_at"], node_id)
 
         rows.sort(key=key, reverse=q.order == "desc")
-        page = [_read(app, node_id) for node_id, _ in rows[q.offset : q.offset + q.limit]]
+        page = [_read(view, node_id) for node_id, _ in rows[q.offset : q.offset + q.limit]]
         return page, len(rows)
 
 
@@ -232,10 +242,13 @@ def store_status(app: Decigraph) -> StoreStatus:
         return StoreStatus(app.store.seq, G.number_of_nodes(), G.number_of_edges())
 
 
-def export_document(app: Decigraph, format: str) -> dict[str, str]:
-    """The whole graph in an export format (:func:`graph.export.export_graph`): file -> text."""
-    with app.store.lock:
-        return export_graph(app.store.graph, format)
+def export_document(
+    app: Historied, format: str, at: At = NOW, as_of: dict[str, Any] | None = None
+) -> dict[str, str]:
+    """The whole graph in an export format (:func:`graph.export.export_graph`): file -> text,
+    with every node's salience; as it stood at ``at`` (``as_of`` is recorded in JSON)."""
+    with viewing(app, at) as view:
+        return export_graph(view.graph, format, view.salience(), as_of)
 
 
 def graph_copy(app: Decigraph) -> nx.MultiDiGraph[str]:

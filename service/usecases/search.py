@@ -117,7 +117,7 @@ def bridge_search(
     with app.store.lock:
         G = app.store.graph
         return [
-            SideHit(_read(app, node_id), float(similarity))
+            SideHit(_read(app.store, node_id), float(similarity))
             for node_id, similarity in ranked
             if node_id in G
         ]

@@ -63,6 +63,7 @@ DECIGRAPH_TOOLS = [
     "find_contradictions",
     "get_blocked_chain",
     "get_high_salience",
+    "get_decision_history",
 ]
 TOOLS = {tool.name: tool for tool in build_tools()}
 TOKEN = "mcp-unit-token-0123456789"

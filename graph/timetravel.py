@@ -1,0 +1,205 @@
+"""The graph as it stood after any event: exact, because the graph is a pure function of the log.
+
+:meth:`PastStates.at` replays the log's first ``seq`` events with the same
+:meth:`~graph.state.GraphState.apply` the live store uses, so a past graph is, node for node
+and edge for edge, the one the live store held then (same :func:`~graph.state.graph_hash`).
+Replaying 100k events from nothing takes seconds, so it starts from the nearest *checkpoint*:
+
+* checkpoints are snapshots (the :mod:`graph.snapshot` format) of the graph at multiples of
+  ``every`` events, in ``<data-dir>/history/``; they are written as a by-product of answering
+  (when a replay passes a multiple of ``every`` more than ``every`` events after where it
+  started), so only the parts of history someone looks at cost disk, and a later question near
+  the same point replays at most ``every`` events;
+* the store's own ``snapshot.json`` serves as one too;
+* each checkpoint records the hash of the event it was taken after and is used only while the
+  log still holds that event (a replaced log makes them stale, never wrong);
+* the last ``cache_size`` graphs built are kept in memory (an explorer's slider, a notebook
+  comparing two dates).
+
+A past graph is read-only and shared between readers: nothing may mutate it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import networkx as nx
+
+from .adjacency import SparseAdjacency
+from .algorithms.salience import compute_salience
+from .errors import DecigraphError, NodeNotFoundError
+from .gcpause import gc_paused
+from .model import Node
+from .snapshot import SnapshotHeader, read_snapshot, write_snapshot
+from .state import GraphState
+
+if TYPE_CHECKING:
+    from .persistence import LoggedGraph
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_DIR = "history"
+_NAME = re.compile(r"^ckpt-(\d{12})\.snap$")
+_BATCH = 2000
+
+
+class PastGraph:
+    """The graph after event ``seq``: what the read use cases need of a store, read-only."""
+
+    def __init__(self, state: GraphState) -> None:
+        self._state = state
+        self._salience: dict[str, float] | None = None
+        self._guard = threading.Lock()
+        #: Readers hold this like the live store's lock; nothing ever writes a past graph.
+        self.lock = contextlib.nullcontext()
+
+    @property
+    def graph(self) -> nx.MultiDiGraph[str]:
+        return self._state.graph
+
+    @property
+    def seq(self) -> int:
+        return self._state.seq
+
+    @property
+    def last_hash(self) -> str:
+        return self._state.last_hash
+
+    def get(self, node_id: str) -> Node:
+        if node_id not in self.graph:
+            raise NodeNotFoundError(node_id)
+        return Node.from_attrs(node_id, self.graph.nodes[node_id])
+
+    def find_external(self, external_id: str) -> str | None:
+        return self._state.external_ids.get(external_id)
+
+    def salience(self) -> dict[str, float]:
+        """Salience as the live store computed it at this seq (same function, same graph)."""
+        with self._guard:
+            if self._salience is None:
+                adjacency = SparseAdjacency.from_graph(self.graph)
+                self._salience = compute_salience(self.graph, adjacency)
+            return self._salience
+
+
+class PastStates:
+    """Builds and caches :class:`PastGraph`s of one store (see the module docstring)."""
+
+    def __init__(self, store: LoggedGraph, every: int = 5000, cache_size: int = 2) -> None:
+        self._store = store
+        self.every = max(1, every)
+        self.cache_size = max(0, cache_size)
+        self._cache: OrderedDict[int, PastGraph] = OrderedDict()
+        self._build = threading.Lock()
+        self.directory = store.data_dir / CHECKPOINT_DIR
+        #: What the last build did (for benchmarks and ``stats``): where it started, how many
+        #: events it replayed, which checkpoints it wrote.
+        self.last_build: dict[str, int | list[int] | str] = {}
+        store.reset_listeners.append(self.clear)
+
+    def clear(self) -> None:
+        """Forget the cached graphs (the log was replaced: checkpoints are re-checked)."""
+        self._cache.clear()
+
+    def at(self, seq: int) -> PastGraph:
+        """The graph after event ``seq`` (``0 <= seq <=`` what the store has applied)."""
+        if not 0 <= seq <= self._store.seq:
+            raise ValueError(f"seq {seq} is outside the log (0..{self._store.seq})")
+        with self._build:
+            cached = self._cache.get(seq)
+            if cached is not None:
+                self._cache.move_to_end(seq)
+                return cached
+            past = self._replay(seq)
+            if self.cache_size:
+                self._cache[seq] = past
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+            return past
+
+    # -- building --------------------------------------------------------------------------
+    def _replay(self, seq: int) -> PastGraph:
+        state, origin = self._start(seq)
+        written: list[int] = []
+        start = state.seq
+        with gc_paused():
+            while state.seq < seq:
+                for event in self._store.read_events(state.seq + 1, seq, _BATCH):
+                    state.apply(event)
+                    if (
+                        event.seq % self.every == 0
+                        and event.seq - start >= self.every
+                        and self._save(state)
+                    ):
+                        written.append(event.seq)
+        self.last_build = {
+            "seq": seq,
+            "from": start,
+            "origin": origin,
+            "replayed": seq - start,
+            "checkpointsWritten": written,
+        }
+        return PastGraph(state)
+
+    def _start(self, seq: int) -> tuple[GraphState, str]:
+        """The newest usable checkpoint at or before ``seq`` as a state, else the empty one."""
+        candidates = [(s, self.directory / f"ckpt-{s:012d}.snap") for s in self.checkpoints()]
+        snapshot_seq = self._store.snapshot_seq
+        if snapshot_seq:
+            candidates.append((snapshot_seq, self._store.snapshot_path))
+        for at, path in sorted(candidates, key=lambda c: c[0], reverse=True):
+            if at > seq:
+                continue
+            state = self._load(path, at)
+            if state is not None:
+                return state, path.name
+        return GraphState(), "empty"
+
+    def checkpoints(self) -> list[int]:
+        """The seqs of the checkpoints on disk, ascending."""
+        try:
+            names = [p.name for p in self.directory.iterdir()]
+        except OSError:
+            return []
+        return sorted(int(m.group(1)) for n in names if (m := _NAME.match(n)))
+
+    def _load(self, path: Path, seq: int) -> GraphState | None:
+        loaded = read_snapshot(path)
+        if loaded is None:
+            return None
+        header, G = loaded
+        try:
+            event = self._store.read_events(header.seq, header.seq)
+        except DecigraphError:
+            return None
+        if header.seq != seq or not event or event[0].hash != header.last_hash:
+            return None  # taken from another history: stale, never used
+        state = GraphState()
+        state.graph = G
+        state.seq = header.seq
+        state.last_hash = header.last_hash
+        state.external_ids = {
+            attrs["external_id"]: node_id
+            for node_id, attrs in G.nodes(data=True)
+            if "external_id" in attrs
+        }
+        return state
+
+    def _save(self, state: GraphState) -> bool:
+        """Write a checkpoint of ``state`` (``False`` when the directory is not writable)."""
+        if self._store.options.read_only:
+            return False
+        try:
+            self.directory.mkdir(mode=0o700, exist_ok=True)
+            header = SnapshotHeader(state.seq, 0, state.last_hash, "")
+            write_snapshot(self.directory / f"ckpt-{state.seq:012d}.snap", state.graph, header)
+        except OSError as exc:
+            logger.warning("could not write a history checkpoint (%s)", exc)
+            return False
+        return True

@@ -75,6 +75,8 @@ class DecisionFields(_Draft):
     entities: Entities = Field(default_factory=list)
     external_id: ShortText | None = None
     review_in: str | None = None
+    #: When the decision took effect (its valid time starts; default: when it was recorded).
+    occurred_at: UtcDatetime | None = None
     #: Fields a client sends that decigraph keeps as given (CSTP's deliberation, trace...).
     extras: Extras = None
 

@@ -17,6 +17,8 @@ class StoreOptions:
     whole log (``decigraph rebuild``). ``event_store``: where the log lives (``None``: the
     file in the data directory; a ``postgresql://`` URL: the shared log, see
     :mod:`graph.eventstore.postgres`, with its ``commit_timeout`` and ``lock_timeout``).
+    ``keep_checkpoints``: every snapshot is also kept (hard-linked, no copy) as a history
+    checkpoint in ``<data-dir>/history/`` for ``asOf`` reads (:mod:`graph.timetravel`).
     """
 
     fsync: FsyncPolicy = "always"
@@ -26,6 +28,7 @@ class StoreOptions:
     event_store: str | None = None
     commit_timeout: float = 10.0
     lock_timeout: float = 10.0
+    keep_checkpoints: bool = True
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from .gcpause import gc_paused
 from .ids import IdSource
 from .lockfile import DirectoryLock, StoreLocks
 from .options import OpenReport, StoreOptions
-from .snapshot import read_snapshot, write_snapshot
+from .snapshot import keep_checkpoint, read_snapshot, write_snapshot
 from .state import GraphState, Parsed, graph_hash
 from .timeutil import format_ts, utc_now
 from .tracing import span
@@ -466,6 +466,8 @@ class LoggedGraph:
                 tmp.unlink(missing_ok=True)
                 raise
             self.snapshot_seq = self.state.seq
+            if self.options.keep_checkpoints:
+                keep_checkpoint(self.snapshot_path, self.state.seq)
 
     def verify(self) -> VerifyReport:
         """Re-read the whole log, check the hash chain, replay it and compare with this graph."""

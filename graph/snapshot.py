@@ -136,3 +136,25 @@ def _assemble(
             out[v] = keys
             pred_dict[v][u] = keys
     return G
+
+
+#: Where history checkpoints live in the data directory (:mod:`graph.timetravel`).
+CHECKPOINT_DIR = "history"
+
+
+def checkpoint_path(data_dir: Path, seq: int) -> Path:
+    return data_dir / CHECKPOINT_DIR / f"ckpt-{seq:012d}.snap"
+
+
+def keep_checkpoint(snapshot: Path, seq: int) -> None:
+    """Keep the snapshot just written as the history checkpoint at ``seq``: a hard link (no
+    copy, no extra write; the next snapshot replaces the name, not the file). Best effort: a
+    filesystem without links costs only speed (``asOf`` replays further)."""
+    target = checkpoint_path(snapshot.parent, seq)
+    try:
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        if target.exists():
+            target.unlink()
+        os.link(snapshot, target)
+    except OSError:
+        pass

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import networkx as nx
 import pydantic
 
-from .builders import drop_edge, edge_types_between, put_edge, put_node
+from .builders import drop_edge, edge_types_between, put_edge, put_node, raw_adjacency
 from .canonical import canonical_json
 from .enums import EdgeType, Lifecycle, ReviewStatus
 from .errors import (
@@ -305,6 +305,7 @@ class GraphState:
     ) -> list[str] | None:
         """Shortest path ``start ~> goal`` along ``edge_type`` edges (stored or pending)."""
         key = edge_type.value
+        succ = raw_adjacency(self.graph).succ  # the raw dicts: ~10x faster than out_edges views
         parents: dict[str, str | None] = {start: None}
         queue = deque([start])
         while queue:
@@ -314,11 +315,8 @@ class GraphState:
                 while (parent := parents[path[-1]]) is not None:
                     path.append(parent)
                 return path[::-1]
-            stored = (
-                [v for _, v, k in self.graph.out_edges(current, keys=True) if k == key]
-                if current in self.graph
-                else []
-            )
+            nbrs = succ.get(current)
+            stored = [v for v, keyed in nbrs.items() if key in keyed] if nbrs else []
             for nxt in sorted({*stored, *extra.get(current, [])}):
                 if nxt not in parents:
                     parents[nxt] = current

@@ -5,11 +5,10 @@
 and edge for edge, the one the live store held then (same :func:`~graph.state.graph_hash`).
 Replaying 100k events from nothing takes seconds, so it starts from the nearest *checkpoint*:
 
-* checkpoints are snapshots (the :mod:`graph.snapshot` format) of the graph at multiples of
-  ``every`` events, in ``<data-dir>/history/``; they are written as a by-product of answering
-  (when a replay passes a multiple of ``every`` more than ``every`` events after where it
-  started), so only the parts of history someone looks at cost disk, and a later question near
-  the same point replays at most ``every`` events;
+* checkpoints are snapshots (the :mod:`graph.snapshot` format) in ``<data-dir>/history/``:
+  every periodic snapshot of the store is kept there (a hard link: no extra write), and a
+  replay longer than ``every`` events leaves one at the last multiple of ``every`` before its
+  target, so a later question near the same point replays at most ``every`` events;
 * the store's own ``snapshot.json`` serves as one too;
 * each checkpoint records the hash of the event it was taken after and is used only while the
   log still holds that event (a replaced log makes them stale, never wrong);
@@ -36,7 +35,7 @@ from .algorithms.salience import compute_salience
 from .errors import DecigraphError, NodeNotFoundError
 from .gcpause import gc_paused
 from .model import Node
-from .snapshot import SnapshotHeader, read_snapshot, write_snapshot
+from .snapshot import CHECKPOINT_DIR, SnapshotHeader, checkpoint_path, read_snapshot, write_snapshot
 from .state import GraphState
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CHECKPOINT_DIR = "history"
 _NAME = re.compile(r"^ckpt-(\d{12})\.snap$")
 _BATCH = 2000
 
@@ -128,15 +126,15 @@ class PastStates:
         state, origin = self._start(seq)
         written: list[int] = []
         start = state.seq
+        # One checkpoint per long replay, at the last multiple of ``every`` on the way: the
+        # next question near this point starts there (writing one at every multiple would
+        # double the cost of the first question on a long log).
+        mark = seq - seq % self.every
         with gc_paused():
             while state.seq < seq:
                 for event in self._store.read_events(state.seq + 1, seq, _BATCH):
                     state.apply(event)
-                    if (
-                        event.seq % self.every == 0
-                        and event.seq - start >= self.every
-                        and self._save(state)
-                    ):
+                    if event.seq == mark and mark - start >= self.every and self._save(state):
                         written.append(event.seq)
         self.last_build = {
             "seq": seq,
@@ -149,7 +147,8 @@ class PastStates:
 
     def _start(self, seq: int) -> tuple[GraphState, str]:
         """The newest usable checkpoint at or before ``seq`` as a state, else the empty one."""
-        candidates = [(s, self.directory / f"ckpt-{s:012d}.snap") for s in self.checkpoints()]
+        data_dir = self._store.data_dir
+        candidates = [(s, checkpoint_path(data_dir, s)) for s in self.checkpoints()]
         snapshot_seq = self._store.snapshot_seq
         if snapshot_seq:
             candidates.append((snapshot_seq, self._store.snapshot_path))
@@ -198,7 +197,7 @@ class PastStates:
         try:
             self.directory.mkdir(mode=0o700, exist_ok=True)
             header = SnapshotHeader(state.seq, 0, state.last_hash, "")
-            write_snapshot(self.directory / f"ckpt-{state.seq:012d}.snap", state.graph, header)
+            write_snapshot(checkpoint_path(self._store.data_dir, state.seq), state.graph, header)
         except OSError as exc:
             logger.warning("could not write a history checkpoint (%s)", exc)
             return False

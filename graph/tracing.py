@@ -7,7 +7,7 @@ function call and an empty ``with`` (README "Tracing" gives the measured figure)
 ``service.telemetry`` installs an OpenTelemetry factory when ``DECIGRAPH_TRACING`` asks for it.
 
 >>> with span("store.append", seq=1) as current:
-...     current.set_attribute("decigraph.event.op", "record")
+...     current.set_attribute("op", "record")
 >>> enabled()
 False
 """

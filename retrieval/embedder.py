@@ -16,6 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from graph.tracing import span
+
 Vectors = npt.NDArray[np.float32]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -94,12 +96,13 @@ class MiniLMEmbedder:
         """Embed ``texts`` in batches; returns an ``(n, 384)`` float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
-        model = self._load()
-        vectors = model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
+        with span("embed", texts=len(texts), model=MODEL_NAME, cold=not self.loaded):
+            model = self._load()
+            vectors = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)

@@ -29,6 +29,7 @@ from graph.lifecycle import is_superseded
 from graph.model import Node
 from graph.store import DecisionStore
 from graph.timeutil import parse_ts
+from graph.tracing import span
 
 from . import logvectors, memsnap
 from .embedder import Embedder
@@ -291,7 +292,7 @@ class DualIndex:
     # -- following the log -------------------------------------------------------------------
     def on_event(self, event: Event) -> None:
         """Store listener: bring every node the event touched up to date."""
-        with self._lock:
+        with self._lock, span("index.dual", op=event.op.value, seq=event.seq):
             try:
                 for node_id in touched_nodes(event):
                     self.sync_node(node_id)
@@ -383,7 +384,7 @@ class DualIndex:
 
     def flush(self) -> None:
         """Send queued vector writes to ChromaDB and advance its watermark."""
-        with self._lock:
+        with self._lock, span("index.flush"):
             pending, self._pending = self._pending, _Pending()
             try:
                 if pending.deletes:

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graph.errors import BackendUnavailableError
+from graph.tracing import span
 
 if TYPE_CHECKING:
     from chromadb.api.client import Client
@@ -367,7 +368,8 @@ class ChromaVectorIndex:
     def _call(self, action: str) -> Iterator[None]:
         if self._closed:
             raise VectorIndexError(f"{action}: the vector index {self._name!r} is closed")
-        with _translated_errors(f"{action} on collection {self._name!r} at {self._location}"):
+        where = f"{action} on collection {self._name!r} at {self._location}"
+        with span("index.chroma", action=action), _translated_errors(where):
             yield
 
     def _open_collection(self) -> Collection:

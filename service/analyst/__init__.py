@@ -36,6 +36,8 @@ from service.client import AnalystError, InProcess, OverHttp, Transport, graph_f
 from service.composition import Mode, open_app
 from service.settings import Settings
 
+from .history import AS_OF_METHODS, history_table
+
 __all__ = ["Analyst", "AnalystError", "connect", "explain", "graph_from_node_link", "open_local"]
 
 
@@ -78,12 +80,27 @@ def connect(url: str, token: str | None = None, *, timeout: float = 60.0) -> Ana
 class Analyst:
     """Tables about one decision graph; build it with :func:`open_local` or :func:`connect`."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, as_of: int | str | None = None) -> None:
         self.transport = transport
         self._graph: nx.MultiDiGraph[str] | None = None
+        #: The point the graph-wide tables read (``None``: now); see :meth:`as_of`.
+        self.point = as_of
 
     def __repr__(self) -> str:
-        return f"Analyst({self.transport.description})"
+        at = "" if self.point is None else f", as_of={self.point!r}"
+        return f"Analyst({self.transport.description}{at})"
+
+    def as_of(self, when: int | str | datetime) -> Analyst:
+        """The same connection, with every graph-wide table (``decisions``, ``edges``,
+        ``salience``, ``contradictions``...) computed on the graph as it stood after seq
+        ``when``, or at an ISO-8601 time. Exact: the log replayed to that point."""
+        point = when.isoformat() if isinstance(when, datetime) else when
+        return Analyst(self.transport, as_of=point)
+
+    def history(self, node_id: str) -> pd.DataFrame:
+        """Every event that touched a decision (``cstp.getDecisionHistory``), oldest first:
+        seq, time, actor, action, and what changed (``field: before -> after``)."""
+        return history_table(self.transport.call("cstp.getDecisionHistory", {"id": node_id}))
 
     def __enter__(self) -> Self:
         return self
@@ -99,8 +116,12 @@ class Analyst:
         return self.transport.read_only
 
     def call(self, method: str, **params: Any) -> Any:
-        """Any JSON-RPC method, e.g. ``call("cstp.getDecision", id="1a2b3c4d")``."""
-        self._graph = None  # a call may write; re-read the graph next time
+        """Any JSON-RPC method, e.g. ``call("cstp.getDecision", id="1a2b3c4d")``; a view
+        :meth:`as_of` a point passes ``asOf`` to the methods that take it."""
+        if self.point is not None and method in AS_OF_METHODS:
+            params.setdefault("asOf", self.point)
+        else:
+            self._graph = None  # a call may write; re-read the graph next time
         return self.transport.call(method, params)
 
     def refresh(self) -> int:
@@ -111,7 +132,7 @@ class Analyst:
     def graph(self) -> nx.MultiDiGraph[str]:
         """A copy of the whole graph (cached until the next call that may change it)."""
         if self._graph is None:
-            self._graph = self.transport.graph()
+            self._graph = self.transport.graph(self.point)
         return self._graph
 
     # -- tables from the graph ---------------------------------------------------------------

@@ -56,7 +56,9 @@ def serve(settings: Settings) -> int:
     from service.composition import Warmup, open_app
     from service.http.app import create_app
     from service.http.auth import AuthConfigError, load_tokens
+    from service.http.events import end_streams_on_exit
     from service.telemetry import start_tracing, stop_tracing
+    from service.usecases.webhooks import WebhookConfigError, load_webhooks, start_webhooks
 
     problem = unwritable(settings.data_dir)
     if problem is not None:
@@ -68,7 +70,8 @@ def serve(settings: Settings) -> int:
         return 2
     try:
         tokens = load_tokens(settings)
-    except (AuthConfigError, OSError) as exc:
+        hooks = load_webhooks(settings, set(tokens.agents.values()) if tokens.enabled else None)
+    except (AuthConfigError, WebhookConfigError, OSError) as exc:
         print(f"decigraph: {_one_line(exc)}", file=sys.stderr)
         return 2
     try:
@@ -85,6 +88,7 @@ def serve(settings: Settings) -> int:
     try:
         start_tracing(settings)  # DECIGRAPH_TRACING: before the app, so it is traced throughout
         app = open_app(settings)
+        webhooks = start_webhooks(app, hooks)  # None: no webhook configured
         try:
             url = url_of(sock)
             publish(settings.data_dir, url)
@@ -95,11 +99,15 @@ def serve(settings: Settings) -> int:
                 file=sys.stderr,
             )
             config = uvicorn.Config(create_app(app, tokens, warmup), host=settings.host)
-            uvicorn.Server(config).run(sockets=[sock])
+            server = uvicorn.Server(config)
+            end_streams_on_exit(server, app)  # SIGTERM ends the GET /events streams too
+            server.run(sockets=[sock])
         finally:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let close() finish
             with contextlib.suppress(OSError):
                 withdraw(settings.data_dir)
+            if webhooks is not None:
+                webhooks.stop()  # saves where each webhook stands
             app.close()
     finally:
         stop_tracing()  # export the spans still queued

@@ -20,6 +20,7 @@ from graph.lifecycle import stored_attrs
 from service.methods import build_registry
 from service.rpc.protocol import CallContext, Dispatcher
 from service.usecases import Decigraph
+from service.usecases.history import parse_point, resolve
 from service.usecases.reads import graph_copy, refresh
 
 ANALYST = "analyst"
@@ -43,7 +44,7 @@ class Transport(Protocol):
 
     def call(self, method: str, params: Mapping[str, Any]) -> Any: ...
 
-    def graph(self) -> nx.MultiDiGraph[str]: ...
+    def graph(self, as_of: int | str | None = None) -> nx.MultiDiGraph[str]: ...
 
     def refresh(self) -> int: ...
 
@@ -75,8 +76,11 @@ class InProcess:
         request = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         return _unwrap(self._dispatcher.handle(request, CallContext(self.agent)))
 
-    def graph(self) -> nx.MultiDiGraph[str]:
-        return graph_copy(self.app)
+    def graph(self, as_of: int | str | None = None) -> nx.MultiDiGraph[str]:
+        if as_of is None:
+            return graph_copy(self.app)
+        at, _ = resolve(self.app, parse_point(str(as_of)), None)
+        return graph_copy(self.app, at)
 
     def refresh(self) -> int:
         return refresh(self.app)
@@ -107,8 +111,9 @@ class OverHttp:
         request = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         return _unwrap(self._checked(self._client.post("/cstp", json=request)).json())
 
-    def graph(self) -> nx.MultiDiGraph[str]:
-        doc = self._checked(self._client.get("/graph/export", params={"format": "json"})).json()
+    def graph(self, as_of: int | str | None = None) -> nx.MultiDiGraph[str]:
+        params = {"format": "json"} if as_of is None else {"format": "json", "asOf": str(as_of)}
+        doc = self._checked(self._client.get("/graph/export", params=params)).json()
         return graph_from_node_link(doc)
 
     def refresh(self) -> int:

@@ -37,6 +37,7 @@ from service.usecases.history import NOW, parse_point, resolve
 from service.usecases.reads import export_document, store_status
 
 from .auth import Agent, NotAuthenticated, TokenTable
+from .events import events_router
 from .metrics import Metrics
 from .openapi import (
     BEARER,
@@ -72,6 +73,7 @@ def create_app(app: Decigraph, tokens: TokenTable, warmup: Warmup | None = None)
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
+        routes=events_router(app).routes,  # GET /events: the change feed (SSE)
     )
     api.state.tokens = tokens
     registry = build_registry(app)

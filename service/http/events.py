@@ -10,7 +10,7 @@ Each event of the log is one SSE message::
 
     id: 42
     event: record
-    data: {"actor":"agent-a","hash":"...","id":"...","op":"record","payload":{...},"prev":"...","seq":42,"ts":"..."}
+    data: {"actor":"agent-a","hash":"...","id":"...","op":"record","payload":{...},...}
 
 ``id`` is the seq, ``event`` the operation (``record``, ``update``, ``link``...: an
 ``EventSource`` listens to the ones it wants with ``addEventListener``), ``data`` the event as
@@ -174,3 +174,16 @@ def events_router(app: Decigraph) -> APIRouter:
         return StreamingResponse(_stream(app, after, flt), media_type=STREAM, headers=headers)
 
     return router
+
+
+def end_streams_on_exit(server: Any, app: Decigraph) -> None:
+    """Make the signal that stops ``server`` (a ``uvicorn.Server``) end the ``/events``
+    streams too: uvicorn waits for every response under way before it stops, and a stream
+    never ends by itself (closing the hub wakes each stream, which then ends)."""
+    original = server.handle_exit
+
+    def handle_exit(sig: int, frame: Any) -> None:
+        app.feed.close()
+        original(sig, frame)
+
+    server.handle_exit = handle_exit

@@ -102,7 +102,7 @@ class CstpRecordFields(Params):
 
 
 class RecordParams(CstpRecordFields, RecordDecision):
-    model_config = wire(text="decision")
+    model_config = wire(text="decision", occurred_at=("occurredAt", "validFrom"))
 
     def command(self) -> RecordDecision:
         """The use case's input: CSTP's fields mapped onto decigraph's (given ones win).

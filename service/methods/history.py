@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
+from graph.model import MAX_SHORT
+from graph.timeutil import format_ts
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
 from service.usecases.history import At, Point, resolve
@@ -26,14 +30,14 @@ def stamped(answer: Mapping[str, Any], p: TimeParams, point: Point | None) -> di
     if point is not None:
         out["asOf"] = point.wire()
     if p.valid_at is not None:
-        out["validAt"] = p.valid_at.isoformat().replace("+00:00", "Z")
+        out["validAt"] = format_ts(p.valid_at)
     return out
 
 
 class HistoryParams(Params):
     model_config = wire(id=ID_ALIASES)
 
-    id: str
+    id: str = Field(min_length=1, max_length=MAX_SHORT)
 
 
 def entry_view(entry: HistoryEntry) -> dict[str, Any]:

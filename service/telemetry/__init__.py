@@ -9,11 +9,13 @@ SDK and the OTLP/HTTP exporter.
 
 The spans of one ``recordDecision``::
 
-    POST /cstp                          http.request.method, http.route, http.response.status_code
-      cstp.recordDecision               rpc.method, decigraph.agent, rpc.jsonrpc.error_code
-        embed                           decigraph.texts, decigraph.model
-        store.append                    decigraph.op, decigraph.seq
-        index.dual                      decigraph.op, decigraph.seq, decigraph.nodes
+    POST /cstp                  http.request.method, http.route, url.path,
+                                http.response.status_code
+      cstp.recordDecision       rpc.system, rpc.method, decigraph.agent, rpc.jsonrpc.error_code
+        embed                   decigraph.texts, decigraph.model, decigraph.cold
+        store.append            decigraph.op, decigraph.seq
+        index.dual              decigraph.op, decigraph.seq
+          (index.flush > index.chroma   decigraph.action: when ChromaDB is written)
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def start_tracing(settings: Settings, exporter: SpanExporter | None = None) -> T
         from .sdk import Tracing
     except ImportError as exc:
         message = (
-            f"tracing={settings.tracing} needs OpenTelemetry ({exc.name} is missing): "
+            f"tracing={settings.tracing} needs the OpenTelemetry SDK ({exc}): "
             "pip install 'decigraph[otel]'"
         )
         raise SetupError(message) from None

@@ -97,8 +97,13 @@ def otlp_exporter() -> SpanExporter:
         raise TracingConfigError(
             f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol}: decigraph exports http/protobuf or grpc"
         )
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    except ImportError:
+        raise TracingConfigError(
+            "OTLP over HTTP needs opentelemetry-exporter-otlp-proto-http: "
+            "pip install 'decigraph[otel]'"
+        ) from None
     return OTLPSpanExporter()
 
 

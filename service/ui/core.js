@@ -40,6 +40,7 @@
     families: { relations: true, temporal: false, entity: false, semantic: false, causal: false },
     timeTravel: true, // false once the server showed it ignores asOf
     seqTimes: new Map(), // seq -> ISO time, from every event the page has seen
+    names: new Map(), // id -> summary, from every answer that named a node
   };
   DG.NO_PROJECT = "\u0000none";
 
@@ -198,6 +199,11 @@
   DG.noteEvents = (events) => {
     for (const e of events || []) if (e && typeof e.seq === "number" && e.ts) DG.state.seqTimes.set(e.seq, e.ts);
   };
+
+  DG.noteName = (id, text) => {
+    if (id && text) DG.state.names.set(id, String(text));
+  };
+  DG.nameOf = (id) => DG.state.names.get(id) || id;
 
   // -- Projects ------------------------------------------------------------------------------
   DG.projectOf = (id) => (DG.state.projects.has(id) ? DG.state.projects.get(id) : null);

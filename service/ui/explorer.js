@@ -17,6 +17,7 @@
         for (const d of page.decisions) {
           const project = d.project || (d.project_context && d.project_context.project) || "";
           projects.set(d.id, project);
+          DG.noteName(d.id, d.decision);
         }
         if (page.decisions.length < 500 || offset + 500 >= page.total) break;
       }

@@ -79,7 +79,7 @@
 
   DG.explore = async function explore(nodeId, options) {
     const keepPanel = options && options.keepPanel;
-    DG.clearError();
+    if (!keepPanel) DG.clearError(); // a redraw (filter, timeline) keeps what was said
     if (DG.state.centerId !== nodeId) positions = { centerId: nodeId, at: new Map() };
     DG.state.centerId = nodeId;
     DG.emit("centered", nodeId);
@@ -146,6 +146,7 @@
     const width = svgNode.clientWidth || 800;
     const height = svgNode.clientHeight || 600;
     const all = graph.nodes.map((n) => ({ ...n }));
+    for (const n of all) DG.noteName(n.id, n.summary);
     // The project filter: keep the centre, drop the nodes of other projects and their edges.
     const nodes = all.filter((n) => n.id === graph.centerId || DG.inProject(n.id));
     const kept = new Set(nodes.map((n) => n.id));

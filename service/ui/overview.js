@@ -5,8 +5,9 @@
 (function () {
   const DG = window.DG;
   const { $, el, shortText } = DG;
-  const SHOWN = 8; // entries per overview list
-  const EVENTS_SHOWN = 12;
+  const SHOWN = 6; // entries per overview list
+  const QUIET_LIFECYCLES = new Set(["accepted", "active"]); // the usual state: no badge
+  const EVENTS_SHOWN = 10;
   let generation = 0; // a newer load wins over a slower older one
 
   // -- One overview section ----------------------------------------------------------------
@@ -21,6 +22,7 @@
     const list = sectionList(id);
     list.replaceChildren(...(items || []));
     if (state === "ready" && !(items || []).length) box.append(DG.note(emptyText, "ov-empty"));
+    DG.emit("listed");
   }
 
   function sectionFailed(id, err, method) {
@@ -56,6 +58,7 @@
       const answer = await DG.rpc("getHighSalience", DG.timed({ limit: DG.state.project ? 200 : SHOWN }));
       if (gen !== generation) return;
       DG.checkTimed(answer);
+      for (const d of answer.decisions) DG.noteName(d.id, d.summary);
       const top = answer.decisions.filter((d) => DG.inProject(d.id)).slice(0, SHOWN);
       const max = Math.max(1e-9, ...top.map((d) => d.salience || 0));
       setSection(
@@ -68,18 +71,13 @@
             el(
               "div",
               { class: "ov-line" },
-              el("span", { class: "ov-text" }, shortText(d.summary, 90)),
-              el("span", { class: "score" }, (d.salience || 0).toFixed(2)),
-            ),
-            el(
-              "div",
-              { class: "ov-meta" },
-              salienceBar((d.salience || 0) / max),
-              d.lifecycle && d.lifecycle !== "active"
+              el("span", { class: "ov-text one-line" }, d.summary),
+              d.lifecycle && !QUIET_LIFECYCLES.has(d.lifecycle)
                 ? el("span", { class: "badge lifecycle-" + d.lifecycle }, d.lifecycle)
                 : null,
-              d.category ? el("span", { class: "chip" }, d.category) : null,
+              el("span", { class: "score" }, (d.salience || 0).toFixed(2)),
             ),
+            salienceBar((d.salience || 0) / max),
           ),
         ),
         "No decisions yet.",
@@ -88,6 +86,13 @@
       if (gen === generation) sectionFailed(id, err, "getHighSalience");
     }
   }
+
+  const side = (id, summary) =>
+    el(
+      "button",
+      { type: "button", class: "ov-item side", title: summary, dataset: { id }, onclick: () => DG.emit("open", id) },
+      shortText(summary, 70),
+    );
 
   async function loadContradictions(gen) {
     const id = "ov-contradictions";
@@ -102,10 +107,10 @@
         open.map((c) =>
           el(
             "li",
-            { class: "ov-pair", dataset: { id: c.a, a: c.a, b: c.b } },
-            el("button", { type: "button", class: "ov-item side", onclick: () => DG.emit("open", c.a) }, shortText(c.aSummary, 70)),
+            { class: "ov-pair", dataset: { a: c.a, b: c.b } },
+            side(c.a, c.aSummary),
             el("span", { class: "versus", title: "contradicts" }, "⟷"),
-            el("button", { type: "button", class: "ov-item side", onclick: () => DG.emit("open", c.b) }, shortText(c.bSummary, 70)),
+            side(c.b, c.bSummary),
             el("span", { class: "muted ov-stake" }, `salience at stake ${c.salienceAtStake.toFixed(2)}`),
           ),
         ),
@@ -136,8 +141,8 @@
               el("span", { class: "prio prio-" + a.priority }, a.priority),
               el("span", { class: "chip" }, a.type.replace(/_/g, " ")),
             ),
-            el("div", { class: "ov-text" }, shortText(a.title || a.category || a.reason, 90)),
-            el("div", { class: "muted ov-reason" }, shortText(a.suggestion || a.reason, 110)),
+            el("div", { class: "ov-text one-line" }, a.title || a.category || a.reason),
+            el("div", { class: "muted ov-reason one-line", title: a.suggestion || a.reason }, a.suggestion || a.reason),
           ];
           if (!a.decisionId) return el("li", { class: "ov-static", dataset: { type: a.type } }, body);
           const li = entry(a.decisionId, { title: a.reason }, body);
@@ -151,17 +156,14 @@
     }
   }
 
-  // Events up to the viewed seq, newest first. listEvents pages forward from `after`, so the
-  // past is read as a window ending at the seq.
+  // Events up to the viewed seq, newest first (`before` is exclusive).
   async function fetchEvents() {
     const project = DG.state.project && DG.state.project !== DG.NO_PROJECT ? DG.state.project : undefined;
-    if (!DG.past()) {
-      return DG.rpc("listEvents", { limit: EVENTS_SHOWN, order: "desc", project });
-    }
-    const seq = DG.state.asOf.seq;
-    const span = project ? Math.min(seq, 1000) : Math.min(seq, EVENTS_SHOWN);
-    const answer = await DG.rpc("listEvents", { after: seq - span, limit: span, order: "asc", project });
-    const events = answer.events.filter((e) => e.seq <= seq).reverse();
+    const params = { limit: EVENTS_SHOWN, order: "desc", project };
+    if (DG.past()) params.before = DG.state.asOf.seq + 1;
+    const answer = await DG.rpc("listEvents", params);
+    // A server that ignored `before` answered the newest: keep what the seq had seen.
+    const events = DG.past() ? answer.events.filter((e) => e.seq <= DG.state.asOf.seq) : answer.events;
     return { ...answer, events };
   }
 
@@ -181,6 +183,16 @@
     }
   }
 
+  // The server's summary names nodes by id: put their (short) statements in when known.
+  function readable(e) {
+    let text = e.summary || (e.nodeIds || []).join(", ");
+    for (const id of e.nodeIds || []) {
+      const name = DG.state.names.get(id);
+      if (name) text = text.split(id).join(`“${shortText(name, 32)}”`);
+    }
+    return text.replace(/_/g, " ");
+  }
+
   function eventEntry(e) {
     const target = (e.nodeIds || [])[0];
     const body = [
@@ -190,7 +202,7 @@
         el("span", { class: "op op-" + e.op }, e.op.replace(/_/g, " ")),
         el("span", { class: "muted ov-when", title: e.ts }, DG.formatTime(e.ts)),
       ),
-      el("div", { class: "ov-text" }, shortText(e.summary || (e.nodeIds || []).join(", "), 100)),
+      el("div", { class: "ov-text one-line", title: e.summary }, readable(e)),
       el("div", { class: "muted ov-reason" }, `by ${e.actor}`),
     ];
     const travel = el(
@@ -290,9 +302,11 @@
   };
 
   // Mark the open decision in whichever list shows it.
-  DG.on("centered", (id) => {
-    for (const li of document.querySelectorAll(".results li[data-id]")) {
-      li.classList.toggle("active", li.dataset.id === id);
+  const markActive = () => {
+    for (const item of document.querySelectorAll(".results li[data-id], .results .side[data-id]")) {
+      item.classList.toggle("active", item.dataset.id === DG.state.centerId);
     }
-  });
+  };
+  DG.on("centered", markActive);
+  DG.on("listed", markActive);
 })();

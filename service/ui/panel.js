@@ -30,7 +30,7 @@
         dataset: { id },
         onclick: () => (DG.state.cards.has(id) ? DG.select(id) : DG.explore(id)),
       },
-      text || id,
+      text || DG.shortText(DG.nameOf(id), 80),
     );
   };
 

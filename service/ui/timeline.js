@@ -102,9 +102,9 @@
     DG.on("travel", (seq) => DG.setAsOf(seq));
     DG.on("asoftime", paint);
     DG.on("notimetravel", () => {
-      DG.showError("This server ignores asOf (no time travel yet): showing the graph as it is now.");
       DG.goLive();
       setHead(DG.state.head);
+      DG.showError("This server ignores asOf (no time travel yet): showing the graph as it is now.");
     });
     try {
       const status = await DG.rpc("getReplicaStatus", {});

@@ -158,9 +158,18 @@ def _changes(changes: Any) -> str:
     shown = []
     for key in sorted(changes):
         value = changes[key]
-        short = isinstance(value, int | float | bool) or (isinstance(value, str) and len(value) <= 24)
+        scalar = isinstance(value, int | float | bool)
+        short = scalar or (isinstance(value, str) and len(value) <= 24)
         shown.append(f"{key}={_text(value)}" if short and key != "text" else str(key))
     return ", ".join(shown)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _describe(event: Event) -> str:
@@ -169,7 +178,7 @@ def _describe(event: Event) -> str:
     node_id = _text(p.get("id"))
     reason = f": {_text(p['reason'])}" if p.get("reason") else ""
     if op in (Operation.RECORD, Operation.REMEMBER):
-        node = p.get("node") if isinstance(p.get("node"), dict) else {}
+        node = _dict(p.get("node"))
         verb = "recorded" if op is Operation.RECORD else f"remembered {_text(node.get('kind'))}"
         return f"{verb} {_text(node.get('id'))}: {_text(node.get('text'))}"
     if op is Operation.UPDATE:
@@ -184,7 +193,7 @@ def _describe(event: Event) -> str:
     if op is Operation.UNLINK:
         kind = _text(p.get("type")) or "every type"
         return f"unlinked {_text(p.get('source'))} -> {_text(p.get('target'))} ({kind})"
-    edges = p.get("edges") if isinstance(p.get("edges"), list) else []
+    edges = _list(p.get("edges"))
     if op in (Operation.LINK, Operation.SUPERSEDE):
         source, kind, target = _edge(edges[0] if edges else None)
         more = f" and {len(edges) - 1} more" if len(edges) > 1 else ""
@@ -192,10 +201,10 @@ def _describe(event: Event) -> str:
             return f"{source} supersedes {target}{more}"
         return f"linked {source} {kind} {target}{more}"
     if op is Operation.IMPORT:
-        nodes = p.get("nodes") if isinstance(p.get("nodes"), list) else []
+        nodes = _list(p.get("nodes"))
         return f"imported {len(nodes)} nodes and {len(edges)} edges"
     if op is Operation.EVIDENCE:
-        records = p.get("records") if isinstance(p.get("records"), list) else []
+        records = _list(p.get("records"))
         return f"evidence {_text(p.get('kind'))}: {len(records)} record(s)"
     if op is Operation.CIRCUIT:
         before, after = _text(p.get("previousState")), _text(p.get("newState"))
@@ -225,7 +234,8 @@ class EventItem:
     @classmethod
     def of(cls, event: Event) -> EventItem:
         ids = tuple(node_ids_in(event))
-        return cls(event.seq, event.id, event.ts, event.actor, event.op.value, ids, summarize(event))
+        summary = summarize(event)
+        return cls(event.seq, event.id, event.ts, event.actor, event.op.value, ids, summary)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -273,8 +283,8 @@ def check_after(app: Decigraph, after: int, field: str = "after") -> int:
     if after > head:
         raise ValidationError(
             field,
-            f"{after} is beyond the log's head ({head}): that seq is not in this log "
-            "(a replica behind its shared log: pass minSeq, or retry)",
+            f"{after} is beyond the log's head ({head}): no such event in this log "
+            "(yet, for a replica behind its shared log)",
         )
     return after
 
@@ -290,7 +300,7 @@ def list_events(app: Decigraph, query: ListEvents) -> EventPage:
         seqs = [s for s in app.history.seqs_of(query.node_id) if query.after < s <= top]
         if query.order == "desc":
             seqs.reverse()
-        return _page(store, flt, query, head, top, _by_seq(store, seqs))
+        return _page(store, flt, query, head, top, _by_seq(store, seqs), len(seqs))
     return _page(store, flt, query, head, top, _scan(store, query.after, top, query.order))
 
 
@@ -327,14 +337,16 @@ def _page(
     head: int,
     top: int,
     batches: Iterable[list[Event]],
+    candidates: int | None = None,
 ) -> EventPage:
+    """The page from ``batches`` (the window's events in order; ``candidates``: how many
+    there are when only those could match, a node's)."""
     found: list[Event] = []
     examined = 0
     low, high = top + 1, query.after  # the examined span, so far none
     complete = True
-    for batch in batches:
-        room = SCAN_LIMIT - examined
-        batch = batch[:room]
+    for whole in batches:
+        batch = whole[: SCAN_LIMIT - examined]
         matched = {e.seq for e in flt.select(store, batch)}
         for event in batch:
             examined += 1
@@ -344,7 +356,7 @@ def _page(
                 if len(found) == query.limit:
                     break
         if len(found) == query.limit or examined >= SCAN_LIMIT:
-            complete = False
+            complete = examined == candidates  # the last candidate: nothing else can match
             break
     items = [EventItem.of(e) for e in found]
     if query.order == "asc":

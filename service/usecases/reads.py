@@ -251,10 +251,11 @@ def export_document(
         return export_graph(view.graph, format, view.salience(), as_of)
 
 
-def graph_copy(app: Decigraph) -> nx.MultiDiGraph[str]:
-    """A copy of the graph as it is now, for analyses that run outside the lock."""
-    with app.store.lock:
-        return app.store.graph.copy()
+def graph_copy(app: Decigraph, at: At = NOW) -> nx.MultiDiGraph[str]:
+    """A copy of the graph as it is now (or at ``at``), for analyses that run outside the
+    lock."""
+    with viewing(app, at) as view:
+        return view.graph.copy()
 
 
 def refresh(app: Decigraph) -> int:

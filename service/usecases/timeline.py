@@ -151,4 +151,4 @@ def _edge_action(event: Event, edge: dict[str, Any], node_id: str) -> str:
         return "unlinked"
     if edge.get("type") == "supersedes":
         return "supersedes" if edge.get("source") == node_id else "superseded"
-    return "linked"
+    return "auto-linked" if edge.get("origin") == "auto" else "linked"

@@ -201,5 +201,12 @@ TOOL_ROWS = [
     Row("mcp", "find_contradictions", {}, ["contradictions:list"]),
     Row("mcp", "get_blocked_chain", {}, ["blocked:list"]),
     Row("mcp", "get_high_salience", {"limit": 5}, ["decisions:list"]),
+    Row(
+        "mcp",
+        "get_decision_history",
+        {"id": "$ID"},
+        ["id:string", "exists=true", "events[].seq:number", "events[].action:string"],
+    ),
+    Row("mcp", "get_high_salience", {"limit": 5, "as_of": 1}, ["decisions:list", "asOf:object"]),
     Row("mcp", "unlink", {"source_id": "$OTHER", "target_id": "$ID"}, ["success=true"]),
 ]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from graph.state import graph_hash
+from graph.state import GraphState, graph_hash
 from graph.timetravel import PastStates
 from service.methods import build_registry
 from service.rpc.protocol import CallContext, Dispatcher
@@ -89,9 +89,23 @@ def answer_of(session: Session, method: str, params: dict[str, Any]) -> Any:
 
 def write_step(session: Session, rng: random.Random, ids: list[str], step: int) -> None:
     """One write of the scripted session (varied by step and the seeded rng)."""
-    kind = "record" if len(ids) < 4 else rng.choice(
-        ["record", "record", "update", "review", "link", "link", "supersede", "lifecycle",
-         "unlink", "forget"]
+    kind = (
+        "record"
+        if len(ids) < 4
+        else rng.choice(
+            [
+                "record",
+                "record",
+                "update",
+                "review",
+                "link",
+                "link",
+                "supersede",
+                "lifecycle",
+                "unlink",
+                "forget",
+            ]
+        )
     )
     if kind == "record":
         text, category, project = TOPICS[step % len(TOPICS)]
@@ -112,8 +126,11 @@ def write_step(session: Session, rng: random.Random, ids: list[str], step: int) 
     elif kind == "review":
         session.ok(
             "reviewDecision",
-            {"id": rng.choice(ids), "outcome": rng.choice(["success", "failure", "partial"]),
-             "lessons": f"lesson {step}"},
+            {
+                "id": rng.choice(ids),
+                "outcome": rng.choice(["success", "failure", "partial"]),
+                "lessons": f"lesson {step}",
+            },
         )
     elif kind == "lifecycle":
         session.ok("setLifecycle", {"id": rng.choice(ids), "lifecycle": "rejected"})
@@ -147,9 +164,7 @@ def test_as_of_answers_equal_the_live_answers_then(session: Session) -> None:
         write_step(session, rng, ids, step)
         seq = session.app.store.seq
         if step % 13 == 0 or step > 290:
-            recorded[seq] = [
-                (m, p, answer_of(session, m, p)) for m, p in questions(list(ids))
-            ]
+            recorded[seq] = [(m, p, answer_of(session, m, p)) for m, p in questions(list(ids))]
             hashes[seq] = session.app.store.graph_hash()
     assert session.app.store.seq >= 220
     checked = 0
@@ -174,19 +189,24 @@ def test_as_of_a_time_resolves_to_the_last_event_then(session: Session) -> None:
     by_time = session.ok("listDecisions", {"limit": 50, "asOf": middle.ts})
     assert by_time == {**by_seq, "asOf": {"seq": middle.seq, "ts": middle.ts}}
     before_all = session.ok("listDecisions", {"asOf": "2000-01-01T00:00:00Z"})
-    assert before_all["total"] == 0 and before_all["asOf"] == {"seq": 0, "ts": None}
+    assert before_all["total"] == 0
+    assert before_all["asOf"] == {"seq": 0, "ts": None}
 
 
 @pytest.mark.parametrize(
     ("value", "needle"),
-    [(-1, "outside the log"), (10_000, "outside the log"), ("yesterday", "asOf"),
-     (True, "asOf"), (1.5, "asOf")],
+    [
+        (-1, "outside the log"),
+        (10_000, "outside the log"),
+        ("yesterday", "asOf"),
+        (True, "asOf"),
+        (1.5, "asOf"),
+    ],
 )
-def test_bad_as_of_is_refused_naming_the_field(
-    session: Session, value: Any, needle: str
-) -> None:
-    session.ok("recordDecision", {"decision": "Use SQLite for local caches",
-                                  "skipGuardrails": True})
+def test_bad_as_of_is_refused_naming_the_field(session: Session, value: Any, needle: str) -> None:
+    session.ok(
+        "recordDecision", {"decision": "Use SQLite for local caches", "skipGuardrails": True}
+    )
     answer = session.call("listDecisions", {"asOf": value})
     assert answer["error"]["code"] == -32602, answer
     assert needle in str(answer["error"]), answer
@@ -200,11 +220,44 @@ def test_a_stale_checkpoint_is_never_used(session: Session) -> None:
         write_step(session, rng, ids, step)
         step += 1
     want = graph_hash(session.app.past.at(220).graph)
-    assert session.app.past.checkpoints() == [100, 200]
+    assert session.app.past.checkpoints() == [200]  # one per long replay: the last multiple
     # A checkpoint from another history (its event hash no longer in the log): ignored.
     path = session.app.past.directory / "ckpt-000000000200.snap"
     raw = path.read_bytes().replace(b'"lastHash":"', b'"lastHash":"0', 1)
     path.write_bytes(raw)
     session.app.past.clear()
     assert graph_hash(session.app.past.at(220).graph) == want
-    assert session.app.past.last_build["origin"] == "ckpt-000000000100.snap"
+    assert session.app.past.last_build["origin"] == "empty"
+    assert session.app.past.last_build["checkpointsWritten"] == [200]  # written again, right
+
+
+def test_store_snapshots_are_kept_as_checkpoints(tmp_path: Path) -> None:
+    from graph.ids import IdSource
+    from graph.store import DecisionStore, StoreOptions
+    from tests.conftest import TickingClock
+
+    options = StoreOptions(fsync="never", snapshot_every=100)
+    with fake_app(tmp_path / "data", seed=5) as app:
+        app.store.options = options
+        session = Session(app)
+        ids: list[str] = []
+        rng = random.Random(4)
+        step = 0
+        while app.store.seq < 250:
+            write_step(session, rng, ids, step)
+            step += 1
+        kept = app.past.checkpoints()
+        assert len(kept) >= 2, kept
+        assert all(s % 100 < 5 for s in kept), kept
+        want = {s: graph_hash(app.past.at(s).graph) for s in kept}
+        assert app.past.last_build["replayed"] == 0  # straight from the kept snapshot
+    with DecisionStore.open(
+        tmp_path / "data", StoreOptions(read_only=True), clock=TickingClock(), ids=IdSource(1)
+    ) as store:
+        past = PastStates(store)
+        for seq, digest in want.items():
+            assert graph_hash(past.at(seq).graph) == digest
+            replayed = GraphState()  # the same point replayed from nothing
+            for event in store.read_events(1, seq):
+                replayed.apply(event)
+            assert graph_hash(replayed.graph) == digest

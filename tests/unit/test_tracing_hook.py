@@ -243,3 +243,91 @@ def test_the_tracing_setting_is_validated(monkeypatch: pytest.MonkeyPatch) -> No
         Settings()
     monkeypatch.delenv("DECIGRAPH_TRACING")
     assert Settings().tracing == "off"
+
+
+def test_tracing_without_the_extra_is_one_setup_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.composition import SetupError
+    from service.settings import Settings
+    from service.telemetry import start_tracing
+
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
+    monkeypatch.delenv("OTEL_TRACES_EXPORTER", raising=False)
+    monkeypatch.setitem(sys.modules, "service.telemetry.sdk", None)  # as if not installed
+    with pytest.raises(SetupError, match=r"pip install 'decigraph\[otel\]'"):
+        start_tracing(Settings(tracing="otlp"))
+    assert not tracing.enabled()
+
+
+@pytest.fixture
+def sdk(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Tracing through the real SDK (service/telemetry/sdk.py), spans kept in memory."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from service.settings import Settings
+    from service.telemetry import start_tracing, stop_tracing
+
+    for name in ("OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OTEL_RESOURCE_ATTRIBUTES", raising=False)
+    exporter = InMemorySpanExporter()
+    assert start_tracing(Settings(), exporter) is not None
+    try:
+        yield exporter
+    finally:
+        stop_tracing()
+
+
+def test_the_sdk_factory_names_attributes_nests_and_marks_failures(sdk: Any) -> None:
+    from opentelemetry.trace import StatusCode
+
+    with span("cstp.recordDecision", **{"rpc.method": "cstp.recordDecision"}, agent="a") as call:
+        with span("store.append", op="record", seq=3) as append:
+            append.set_attribute("bytes", 10)
+        call.fail("internal error")
+    with pytest.raises(KeyError), span("index.dual"):
+        raise KeyError("x")
+    append_span, call_span, index_span = sdk.get_finished_spans()
+    assert dict(call_span.attributes) == {
+        "rpc.method": "cstp.recordDecision",
+        "decigraph.agent": "a",
+    }
+    assert dict(append_span.attributes) == {
+        "decigraph.op": "record",
+        "decigraph.seq": 3,
+        "decigraph.bytes": 10,
+    }
+    assert append_span.parent.span_id == call_span.context.span_id
+    assert call_span.status.status_code is StatusCode.ERROR
+    assert call_span.status.description == "internal error"
+    assert index_span.status.status_code is StatusCode.ERROR
+    assert [event.name for event in index_span.events] == ["exception"]
+    assert call_span.resource.attributes["service.name"] == "decigraph"
+
+
+def test_the_service_name_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.telemetry.sdk import resource
+
+    monkeypatch.delenv("OTEL_RESOURCE_ATTRIBUTES", raising=False)
+    monkeypatch.delenv("OTEL_SERVICE_NAME", raising=False)
+    assert resource().attributes["service.name"] == "decigraph"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "ledger-decisions")
+    assert resource().attributes["service.name"] == "ledger-decisions"
+    monkeypatch.delenv("OTEL_SERVICE_NAME")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=from-attributes,team=infra")
+    assert resource().attributes["service.name"] == "from-attributes"
+
+
+def test_the_otlp_protocol_is_chosen_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from service.telemetry.sdk import TracingConfigError, otlp_exporter
+
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL", raising=False)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    exporter = otlp_exporter()
+    assert isinstance(exporter, OTLPSpanExporter)
+    exporter.shutdown()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    with pytest.raises(TracingConfigError, match="http/json"):
+        otlp_exporter()

@@ -26,7 +26,8 @@ ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /src
 # Dependencies first, from pyproject.toml alone, so a source change does not reinstall torch.
 COPY pyproject.toml constraints.txt ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+# The `otel` extra too, so `DECIGRAPH_TRACING=otlp` works in the image (README "Tracing").
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['otel']))" \
         > requirements.txt \
     && pip install --extra-index-url "$TORCH_CPU_INDEX" -c constraints.txt -r requirements.txt
 # Then the package itself, non-editable (README.md is its long description).

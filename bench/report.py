@@ -21,6 +21,7 @@ from bench.report_base import NA, Report
 from bench.report_cluster import cluster
 from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
+from bench.report_history import history
 from bench.report_sections import (
     graph_section,
     keyword,
@@ -127,6 +128,7 @@ def render(results: Path) -> str:
         keyword,
         cstp_parity,
         cluster,
+        history,
     ):
         section(body)
     r.out("## Targets", "")

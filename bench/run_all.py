@@ -72,6 +72,14 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
     "startup": ("bench_startup.py", [], ["--size", "2000", "--runs", "1", "--tail", "50"], 3600),
     # Starts its own PostgreSQL primary + synchronous standby (tests/support/pgcluster.py).
     "cluster": ("bench_cluster.py", [], CLUSTER_QUICK, 1800),
+    "history": (
+        "bench_history.py",
+        [],
+        ["--sizes", "1000", "5000", "--points", "6", "--cold", "1"],
+        1800,
+    ),
+    # GET /events: backlog replay and live delivery to 1 and 4 clients (a real server).
+    "feed": ("bench_feed.py", [], ["--backlog", "2000", "--live", "500", "--runs", "1"], 1800),
 }
 
 

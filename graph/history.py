@@ -23,6 +23,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from .errors import LogCorruptedError
 from .events import Event, Operation, touched_ids
 from .timeutil import parse_ts
 
@@ -40,14 +43,17 @@ def _micros(ts: datetime) -> int:
 def node_ids_in(event: Event) -> list[str]:
     """Every node an event names: the nodes it creates or changes, and both ends of every edge
     it adds or removes (so a link shows in the history of the decision at either end)."""
-    payload = event.payload
+    return _ids(event.op.value, event.payload)
+
+
+def _ids(op: str, payload: dict[str, Any]) -> list[str]:
     ids = list(touched_ids(payload))
     edges = payload.get("edges")
     if isinstance(edges, list):
         for edge in edges:
             if isinstance(edge, dict):
                 ids.extend(edge[k] for k in ("source", "target") if isinstance(edge.get(k), str))
-    if event.op is Operation.UNLINK:
+    if op == Operation.UNLINK.value:
         ids.extend(payload[k] for k in ("source", "target") if isinstance(payload.get(k), str))
     return list(dict.fromkeys(ids))  # once each, in the order named
 
@@ -86,16 +92,28 @@ class HistoryIndex:
                 target = self._store.seq
                 if self.built_to >= target:
                     break
-                for event in self._store.read_events(self.built_to + 1, target, _BATCH):
-                    self._add(event)
+                self._read(self.built_to + 1, min(target, self.built_to + _BATCH))
             # The tail written while we read: finish under the store lock, so the listener
             # takes over exactly at the next event.
             with self._store.lock:
                 target = self._store.seq
                 while self.built_to < target:
-                    for event in self._store.read_events(self.built_to + 1, target, _BATCH):
-                        self._add(event)
+                    self._read(self.built_to + 1, min(target, self.built_to + _BATCH))
                 self._ready = True
+
+    def _read(self, first: int, last: int) -> None:
+        """Index events ``first..last`` from their stored lines. Only the time, op and payload
+        are read (no event objects, no hash check): these lines were verified when the store
+        applied them or checked the prefix its snapshot covers, and nothing here feeds the
+        graph (a history answer reads its events back through the checked range read)."""
+        lines = self._store.log.lines(first, min(last, self._store.seq))
+        if not lines:
+            raise LogCorruptedError(self._store.log.location, first, "missing from the log")
+        for seq, line in lines:
+            data = orjson.loads(line)
+            if data.get("seq") != seq or seq != self.built_to + 1:
+                raise LogCorruptedError(self._store.log.location, seq, "out of sequence")
+            self._append(seq, data["ts"], data["op"], data["payload"])
 
     def _heard(self, event: Event) -> None:
         """A store listener: runs under the store lock as each event is applied."""
@@ -105,14 +123,17 @@ class HistoryIndex:
             self._ready = False
 
     def _add(self, event: Event) -> None:
-        stamp = _micros(parse_ts(event.ts))
+        self._append(event.seq, event.ts, event.op.value, event.payload)
+
+    def _append(self, seq: int, ts: str, op: str, payload: dict[str, Any]) -> None:
+        stamp = _micros(parse_ts(ts))
         self._stamps.append(stamp)
         self._envelope.append(max(stamp, self._envelope[-1]) if self._envelope else stamp)
-        for node_id in node_ids_in(event):
+        for node_id in _ids(op, payload):
             seqs = self._by_node.get(node_id)
             if seqs is None:
                 seqs = self._by_node[node_id] = array("l")
-            seqs.append(event.seq)
+            seqs.append(seq)
 
     # -- questions -------------------------------------------------------------------------
     def seq_at(self, when: datetime) -> int:

@@ -16,7 +16,16 @@ from service.usecases.graphs import NodeInfo
 from service.usecases.reads import Read, Recalled
 from service.usecases.rules import Verdict
 
-CARD_FIELDS = ("category", "stakes", "confidence", "outcome", "tags", "pattern", "status")
+CARD_FIELDS = (
+    "category",
+    "stakes",
+    "confidence",
+    "outcome",
+    "tags",
+    "pattern",
+    "status",
+    "project",
+)
 
 
 def state_view(state: NodeState) -> dict[str, Any]:

@@ -41,6 +41,7 @@
     timeTravel: true, // false once the server showed it ignores asOf
     seqTimes: new Map(), // seq -> ISO time, from every event the page has seen
     names: new Map(), // id -> summary, from every answer that named a node
+    query: null, // the last search, re-run when the timeline moves
   };
   DG.NO_PROJECT = "\u0000none";
 
@@ -103,6 +104,7 @@
   DG.clearError = () => {
     DG.$("error").hidden = true;
     DG.$("error-text").textContent = "";
+    DG.$("signin-again").hidden = true;
   };
 
   // An empty-state or "not available" line inside a list's container.
@@ -178,9 +180,11 @@
 
   // Checks that a timed answer really is from the past. A server without time travel drops
   // the unknown asOf (with a warning) and answers now: say so, once, and go back to live.
-  DG.checkTimed = (answer) => {
+  // `lenient`: only the warning proves it (answers that may not stamp asOf, like a miss).
+  DG.checkTimed = (answer, lenient) => {
     if (!DG.past() || !answer) return true;
-    if (answer.asOf && typeof answer.asOf.seq === "number") {
+    const warned = (answer.warnings || []).some((w) => String(w).startsWith("asOf:"));
+    if (!warned && answer.asOf && typeof answer.asOf.seq === "number") {
       if (answer.asOf.ts) DG.state.seqTimes.set(answer.asOf.seq, answer.asOf.ts);
       if (DG.state.asOf.seq === answer.asOf.seq && answer.asOf.ts && !DG.state.asOf.ts) {
         DG.state.asOf = { seq: answer.asOf.seq, ts: answer.asOf.ts };
@@ -188,6 +192,7 @@
       }
       return true;
     }
+    if (lenient && !warned) return true;
     if (DG.state.timeTravel) {
       DG.state.timeTravel = false;
       DG.emit("notimetravel");

@@ -89,6 +89,7 @@
     $("signout").addEventListener("click", DG.signOut);
     $("signin-again").addEventListener("click", DG.signOut);
     DG.on("authlost", () => {
+      DG.showError("The server refused the saved token (revoked or changed?): sign in again.");
       $("signin-again").hidden = false;
     });
     DG.on("open", (id) => DG.explore(id));
@@ -96,6 +97,7 @@
     DG.on("asof", () => {
       writeHash();
       DG.loadOverview();
+      if (DG.state.query) DG.search(DG.state.query, true);
       if (DG.state.centerId) DG.redraw();
       else if (DG.state.selectedId) DG.select(DG.state.selectedId);
     });

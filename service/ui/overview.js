@@ -142,7 +142,11 @@
               el("span", { class: "chip" }, a.type.replace(/_/g, " ")),
             ),
             el("div", { class: "ov-text one-line" }, a.title || a.category || a.reason),
-            el("div", { class: "muted ov-reason one-line", title: a.suggestion || a.reason }, a.suggestion || a.reason),
+            el(
+              "div",
+              { class: "muted ov-reason one-line", title: a.suggestion || a.reason },
+              named(a.suggestion || a.reason, idsIn(a.suggestion || a.reason)),
+            ),
           ];
           if (!a.decisionId) return el("li", { class: "ov-static", dataset: { type: a.type } }, body);
           const li = entry(a.decisionId, { title: a.reason }, body);
@@ -183,15 +187,17 @@
     }
   }
 
-  // The server's summary names nodes by id: put their (short) statements in when known.
-  function readable(e) {
-    let text = e.summary || (e.nodeIds || []).join(", ");
-    for (const id of e.nodeIds || []) {
+  // Server texts name nodes by id: put their (short) statements in where the page knows them.
+  function named(text, ids) {
+    let out = String(text || "");
+    for (const id of ids) {
       const name = DG.state.names.get(id);
-      if (name) text = text.split(id).join(`“${shortText(name, 32)}”`);
+      if (name) out = out.split(id).join(`“${shortText(name, 32)}”`);
     }
-    return text.replace(/_/g, " ");
+    return out;
   }
+  const readable = (e) => named(e.summary || (e.nodeIds || []).join(", "), e.nodeIds || []).replace(/_/g, " ");
+  const idsIn = (text) => String(text || "").match(/\b[0-9a-f]{8,}\b/g) || [];
 
   function eventEntry(e) {
     const target = (e.nodeIds || [])[0];
@@ -256,14 +262,18 @@
     $("tab-results").setAttribute("aria-selected", String(results));
   };
 
-  DG.search = async function search(query) {
-    DG.clearError();
-    DG.showTab("results");
+  // `quiet`: a re-run (the timeline moved): keep the tab the user is on.
+  DG.search = async function search(query, quiet) {
+    DG.state.query = query;
+    if (!quiet) {
+      DG.clearError();
+      DG.showTab("results");
+    }
     const list = $("results");
     list.setAttribute("aria-busy", "true");
     try {
       const answer = await DG.rpc("recall", DG.timed({ query, limit: 20 }));
-      DG.checkTimed(answer);
+      DG.checkTimed(answer, true);
       $("intent").textContent = `intent: ${answer.intent} · ${answer.preset} · ${answer.queryTimeMs} ms`;
       const hits = answer.results.filter((hit) => DG.inProject(hit.id));
       list.replaceChildren(

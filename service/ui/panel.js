@@ -160,7 +160,7 @@
     try {
       const got = await DG.rpc("getDecision", DG.timed({ id: nodeId }));
       if (request !== panelRequest) return;
-      DG.checkTimed(got);
+      DG.checkTimed(got, true);
       if (!got.found) {
         panel.replaceChildren(...missingView(nodeId), DG.historySection(nodeId, await history));
         panel.dataset.state = "ready";

@@ -22,10 +22,12 @@ from urllib.parse import quote, urlsplit
 import httpx
 import pytest
 
-from service.http.ui import COOKIE, UI_DIR
+from service.http.auth import COOKIE
+from service.http.ui import UI_DIR
 from tests.e2e.test_serve import start_serve, stop_serve
 
 if TYPE_CHECKING:
+    from playwright._impl._api_structures import SetCookieParam
     from playwright.sync_api import Page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,6 +177,12 @@ class Session:
     problems: list[str] = field(default_factory=list)
 
 
+def ui_cookie(url: str, value: str) -> SetCookieParam:
+    """The cookie the login form sets."""
+    host = urlsplit(url).hostname or "127.0.0.1"
+    return {"name": COOKIE, "value": value, "domain": host, "path": "/ui", "sameSite": "Strict"}
+
+
 @contextmanager
 def browser_page(
     url: str, *, signed_in: bool = True, width: int = 1440, height: int = 900
@@ -197,9 +205,7 @@ def browser_page(
         try:
             context = browser.new_context(viewport={"width": width, "height": height})
             if signed_in:
-                host = urlsplit(url).hostname or "127.0.0.1"
-                cookie = {"name": COOKIE, "value": quote(TOKEN, safe=""), "domain": host}
-                context.add_cookies([{**cookie, "path": "/ui", "sameSite": "Strict"}])
+                context.add_cookies([ui_cookie(url, quote(TOKEN, safe=""))])
             session = Session(context.new_page())
             session.page.on("pageerror", lambda exc: session.problems.append(f"error: {exc}"))
             session.page.on(
@@ -262,9 +268,7 @@ def test_a_stale_cookie_gets_the_form_with_a_message(sample: Sample) -> None:
     from playwright.sync_api import expect
 
     with browser_page(sample.url, signed_in=False) as s:
-        host = urlsplit(sample.url).hostname or "127.0.0.1"
-        stale = {"name": COOKIE, "value": "revoked-token-0000000", "domain": host, "path": "/ui"}
-        s.page.context.add_cookies([stale])
+        s.page.context.add_cookies([ui_cookie(sample.url, "revoked-token-0000000")])
         response = s.page.goto(f"{sample.url}/ui")
         assert response is not None
         assert response.status == 401
@@ -400,3 +404,27 @@ def test_edge_family_filters(sample: Sample) -> None:
         expect(graph).to_have_attribute("data-edges", "5")
         expect(page.locator("#graph line.edge.derived")).to_have_count(0)
     assert s.problems == []
+
+
+def test_a_token_revoked_mid_session_asks_to_sign_in_again(sample: Sample) -> None:
+    """/cstp starts refusing the token while the page is open: a message and a button back to
+    the form (the cookie forgotten), never a silently empty page."""
+    from playwright.sync_api import expect
+
+    with browser_page(sample.url) as s:
+        page = s.page
+        open_explorer(page, sample.url)
+        page.route(
+            "**/cstp", lambda route: route.fulfill(status=401, body="authentication required")
+        )
+        page.click("#overview-refresh")
+        expect(page.locator("#ov-salient")).to_have_attribute("data-state", "error")
+        expect(page.locator("#ov-salient .note")).to_contain_text("token was refused")
+        expect(page.locator("#signin-again")).to_be_visible()
+        page.unroute("**/cstp")
+        with page.expect_navigation():
+            page.click("#signin-again")
+        expect(page.locator("#login")).to_be_visible()
+        assert all(c["name"] != COOKIE for c in page.context.cookies())
+    assert any("401" in problem for problem in s.problems)  # the refused calls, and only those
+    assert all("401" in problem for problem in s.problems)

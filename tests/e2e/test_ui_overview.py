@@ -58,12 +58,16 @@ def test_overview_lists_salience_contradictions_and_the_ready_queue(sample: Samp
         expect(pair).to_contain_text("Use MySQL for the billing ledger")
         expect(page.locator('#ov-ready[data-state="ready"]')).to_be_attached()
         expect(page.locator('#ov-ready li[data-type="resolve_contradiction"]')).to_have_count(1)
-        expect(page.locator(f'#ov-ready li[data-type="unblock"][data-id="{ids["reports"]}"]')).to_be_visible()
+        expect(
+            page.locator(f'#ov-ready li[data-type="unblock"][data-id="{ids["reports"]}"]')
+        ).to_be_visible()
 
         # A click on the MySQL side of the contradiction draws MySQL's neighbourhood.
         pair.locator("button").filter(has_text="MySQL").click()
         expect(page.locator('#graph[data-state="ready"]')).to_have_attribute("data-nodes", "2")
-        expect(page.locator(f'#panel[data-state="ready"][data-id="{ids["mysql"]}"]')).to_be_attached()
+        expect(
+            page.locator(f'#panel[data-state="ready"][data-id="{ids["mysql"]}"]')
+        ).to_be_attached()
         assert f"node={ids['mysql']}" in page.url  # the view is in the URL's fragment
         # ... and a ready-queue entry draws the blocked decision's.
         page.locator(f'#ov-ready li[data-id="{ids["reports"]}"] button').click()
@@ -91,7 +95,9 @@ def test_recent_changes(sample: Sample) -> None:
         assert seqs == sorted(seqs, reverse=True)
         expect(page.locator("#timeline-end")).to_contain_text(f"seq {sample.head} · ")  # its time
         record.locator("button.ov-item").click()
-        expect(page.locator("#graph g.node.center")).to_have_attribute("data-id", sample.ids["shard"])
+        expect(page.locator("#graph g.node.center")).to_have_attribute(
+            "data-id", sample.ids["shard"]
+        )
         record.locator(".seq-chip").click()
         expect(page.locator("#asof-banner")).to_be_visible()
         expect(page.locator("#asof")).to_have_value(record.get_attribute("data-seq") or "")
@@ -134,13 +140,17 @@ def test_project_filter(sample: Sample) -> None:
         expect(page.locator('#ov-ready[data-state="ready"] li')).to_have_count(0)
 
         page.select_option("#project", BILLING)
-        expect(page.locator(f'#ov-salient[data-state="ready"] li[data-id="{ids["pg"]}"]')).to_be_visible()
+        expect(
+            page.locator(f'#ov-salient[data-state="ready"] li[data-id="{ids["pg"]}"]')
+        ).to_be_visible()
         expect(page.locator(f'#ov-salient li[data-id="{ids["search"]}"]')).to_have_count(0)
         expect(page.locator("#ov-contradictions li.ov-pair")).to_have_count(1)
         expect(page.locator('#ov-ready li[data-type="unblock"]')).to_have_count(0)  # reports: none
         page.reload()
         expect(page.locator("#project")).to_have_value(BILLING)
-        expect(page.locator(f'#ov-salient[data-state="ready"] li[data-id="{ids["search"]}"]')).to_have_count(0)
+        expect(
+            page.locator(f'#ov-salient[data-state="ready"] li[data-id="{ids["search"]}"]')
+        ).to_have_count(0)
         check_graph_filtered(page, sample)
     assert s.problems == []
 

@@ -80,8 +80,11 @@ def near(pixel: tuple[int, ...], rgb: tuple[int, int, int], tolerance: int = 18)
 
 def count(image: Image, rgb: tuple[int, int, int], tolerance: int = 18) -> int:
     """Pixels of about this colour (antialiased lines keep their colour at the centre)."""
-    rgb_image = image.convert("RGB")
-    return sum(n for n, pixel in rgb_image.getcolors(maxcolors=1 << 24) or [] if near(pixel, rgb, tolerance))
+    total = 0
+    for n, pixel in image.convert("RGB").getcolors(maxcolors=1 << 24) or []:
+        if isinstance(pixel, tuple) and near(pixel, rgb, tolerance):
+            total += n
+    return total
 
 
 def shoot(page: Page, name: str) -> tuple[Image, Path]:
@@ -141,7 +144,9 @@ def test_screenshots(sample: Sample) -> None:
         # 3. As of an earlier seq: the banner, the slider in the past, the later node gone.
         page.locator("#panel").evaluate("panel => { panel.scrollTop = 0; }")
         page.locator("#asof").fill(str(sample.mark))
-        expect(page.locator(f'#graph[data-state="ready"][data-asof="{sample.mark}"]')).to_be_attached()
+        expect(
+            page.locator(f'#graph[data-state="ready"][data-asof="{sample.mark}"]')
+        ).to_be_attached()
         expect(page.locator(f'#graph g.node[data-id="{ids["shard"]}"]')).to_have_count(0)
         expect(page.locator('#ov-salient[data-state="ready"]')).to_be_attached()
         expect(page.locator('#panel[data-state="ready"] .panel-past')).to_be_visible()
@@ -159,7 +164,9 @@ def test_screenshots(sample: Sample) -> None:
         expect(page.locator("#graph line.edge.derived").first).to_be_attached()
         image, _ = shoot(page, "derived-edges.png")
         graph = crop(image, page, "#graph")
-        drawn = page.locator("#graph line.edge.derived").evaluate_all("ls => ls.map(l => l.dataset.type)")
+        drawn = page.locator("#graph line.edge.derived").evaluate_all(
+            "ls => ls.map(l => l.dataset.type)"
+        )
         assert drawn
         assert count(graph, RELATION_RGB["depends_on"]) > 15
     assert s.problems == []

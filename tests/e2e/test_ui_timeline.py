@@ -48,7 +48,9 @@ def open_node(page: Page, node_id: str) -> None:
     from playwright.sync_api import expect
 
     page.locator(f'#graph g.node[data-id="{node_id}"] circle').click()
-    expect(page.locator(f'#panel[data-state="ready"][data-id="{node_id}"] #history')).to_be_attached()
+    expect(
+        page.locator(f'#panel[data-state="ready"][data-id="{node_id}"] #history')
+    ).to_be_attached()
 
 
 def test_history_panel(sample: Sample) -> None:
@@ -76,7 +78,12 @@ def test_history_panel(sample: Sample) -> None:
         expect(supersedes.locator(f'.history-edge [data-id="{ids["sqlite"]}"]')).to_have_text(
             "Keep the billing ledger in SQLite"
         )
-        seqs = [int(x) for x in history.locator("li.history-event").evaluate_all("ls => ls.map(l => l.dataset.seq)")]
+        seqs = [
+            int(x)
+            for x in history.locator("li.history-event").evaluate_all(
+                "ls => ls.map(l => l.dataset.seq)"
+            )
+        ]
         assert seqs == sorted(seqs, reverse=True)  # newest first
         expect(history.locator('li[data-op="record"][data-action="recorded"]')).to_have_count(1)
 
@@ -91,7 +98,9 @@ def test_history_panel(sample: Sample) -> None:
         review = page.locator('#history li[data-op="review"]')
         expect(review.locator(".badge")).to_have_text("success")
         expect(review.locator(".lessons")).to_contain_text(ORM_LESSONS)
-        expect(page.locator("#reviews li[data-outcome='success'] .lessons")).to_contain_text(ORM_LESSONS)
+        expect(page.locator("#reviews li[data-outcome='success'] .lessons")).to_contain_text(
+            ORM_LESSONS
+        )
 
         open_node(page, ids["sqlite"])
         superseded = page.locator('#history li[data-action="superseded"]')
@@ -106,6 +115,16 @@ def test_history_panel(sample: Sample) -> None:
         later = page.locator(f'#panel[data-state="ready"] #history li[data-seq="{sample.head}"]')
         expect(later).to_have_class(re.compile(r"\bfuture\b"))
     assert s.problems == []
+
+
+# What dragging the slider does: an input event at every step, no change event until the end.
+DRAG = """(values) => {
+  const slider = document.getElementById("asof");
+  for (const value of values) {
+    slider.value = String(value);
+    slider.dispatchEvent(new Event("input"));
+  }
+}"""
 
 
 def graph_requests(requests: list[Request]) -> list[dict[str, object]]:
@@ -133,15 +152,15 @@ def test_timeline_redraws_the_past(sample: Sample) -> None:
 
         # A drag sends many input events: one request, for where the slider stopped.
         requests: list[Request] = []
-        page.on("request", lambda r: requests.append(r))
-        page.evaluate(
-            """(values) => { const s = document.getElementById("asof");
-                for (const v of values) { s.value = String(v); s.dispatchEvent(new Event("input")); } }""",
-            list(range(sample.head - 1, sample.mark - 1, -1)),
-        )
-        expect(page.locator(f'#graph[data-state="ready"][data-asof="{sample.mark}"]')).to_have_attribute(
-            "data-nodes", "5"
-        )
+
+        def seen(request: Request) -> None:  # Playwright wants a function, not a bound method
+            requests.append(request)
+
+        page.on("request", seen)
+        page.evaluate(DRAG, list(range(sample.head - 1, sample.mark - 1, -1)))
+        expect(
+            page.locator(f'#graph[data-state="ready"][data-asof="{sample.mark}"]')
+        ).to_have_attribute("data-nodes", "5")
         asked = [p.get("asOf") for p in graph_requests(requests)]
         assert asked == [sample.mark], asked
         expect(page.locator(f'#graph g.node[data-id="{ids["shard"]}"]')).to_have_count(0)
@@ -162,14 +181,20 @@ def test_timeline_redraws_the_past(sample: Sample) -> None:
         before = update_seq(sample) - 1
         slider.fill(str(before))
         expect(page.locator(f'#graph[data-state="ready"][data-asof="{before}"]')).to_be_attached()
-        expect(page.locator('#panel[data-state="ready"] [data-field="confidence"]')).to_have_text("85%")
+        expect(page.locator('#panel[data-state="ready"] [data-field="confidence"]')).to_have_text(
+            "85%"
+        )
 
         page.click("#asof-now")
-        expect(page.locator('#graph[data-state="ready"][data-asof=""]')).to_have_attribute("data-nodes", "6")
+        expect(page.locator('#graph[data-state="ready"][data-asof=""]')).to_have_attribute(
+            "data-nodes", "6"
+        )
         expect(page.locator(f'#graph g.node[data-id="{ids["shard"]}"]')).to_have_count(1)
         expect(banner).to_be_hidden()
         expect(slider).to_have_value(str(sample.head))
-        expect(page.locator('#panel[data-state="ready"] [data-field="confidence"]')).to_have_text("90%")
+        expect(page.locator('#panel[data-state="ready"] [data-field="confidence"]')).to_have_text(
+            "90%"
+        )
         assert "seq=" not in page.url
     assert s.problems == []
 
@@ -184,7 +209,9 @@ def test_a_node_recorded_later_is_not_drawn_in_the_past(sample: Sample) -> None:
         page = s.page
         open_explorer(page, sample.url, f"#node={shard}&seq={sample.mark}")
         expect(page.locator('#graph[data-state="missing"]')).to_be_attached()
-        expect(page.locator("#graph-empty")).to_contain_text(f"not in the graph as of seq {sample.mark}")
+        expect(page.locator("#graph-empty")).to_contain_text(
+            f"not in the graph as of seq {sample.mark}"
+        )
         expect(page.locator("#panel-missing")).to_contain_text(f"as of seq {sample.mark}")
         expect(page.locator("#error")).to_be_hidden()
         page.click("#asof-banner-now")

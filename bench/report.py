@@ -21,7 +21,7 @@ from bench.report_base import NA, Report
 from bench.report_cluster import cluster
 from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
-from bench.report_history import history
+from bench.report_history import feed, history
 from bench.report_sections import (
     graph_section,
     keyword,
@@ -129,6 +129,7 @@ def render(results: Path) -> str:
         cstp_parity,
         cluster,
         history,
+        feed,
     ):
         section(body)
     r.out("## Targets", "")

@@ -58,3 +58,57 @@ def history(r: Report) -> None:
                 _row("getDecisionHistory", s["decision_history_ms"], "index built"),
             ],
         )
+
+
+def feed(r: Report) -> None:
+    r.out("## Change feed: `GET /events` and `cstp.listEvents`", "")
+    f = r.load("feed")
+    if not f:
+        return
+    b = f["backlog"]
+    r.out(
+        f"A real `decigraph serve` (fsync={f['fsync']}) on loopback, its log filled beforehand "
+        f"with {b['events']:,} events; clients are `httpx` streams parsed in threads of the "
+        "benchmark process on the same 2 cores (`bench/bench_feed.py`). Backlog: one client "
+        "reads the whole log from `after=0`; beside it the same log read by `listEvents` pages "
+        "of 1,000 (the baseline). Live: clients connected at the head while a writer appends "
+        f"link/unlink events in JSON-RPC batches of {f['batch']} (no embedding, so the "
+        "figures are the feed's and the log's); latency from each event's commit stamp to the "
+        "client parsing it. Every client must receive every event once, in order, or the run "
+        "fails.",
+        "",
+    )
+    r.table(
+        ["what", "rate", "runs"],
+        [
+            [
+                f"backlog over SSE ({b['events']:,} events)",
+                f"{b['sse_events_per_s']['median']:,} events/s",
+                ", ".join(f"{x:,}" for x in b["sse_events_per_s"]["runs"]),
+            ],
+            [
+                "backlog by listEvents pages (baseline)",
+                f"{b['list_events_per_s']['median']:,} events/s",
+                ", ".join(f"{x:,}" for x in b["list_events_per_s"]["runs"]),
+            ],
+        ],
+    )
+    rows = []
+    for live in f["live"]:
+        lat = live["latency_ms"]
+        rows.append(
+            [
+                str(live["clients"]),
+                f"{live['events']:,}",
+                f"{live['writer_events_per_s']:,}/s",
+                f"{live['per_client_events_per_s']:,}/s",
+                f"{live['delivered_events_per_s']:,}/s",
+                f"{lat['median']:.2f} ms",
+                f"{lat['p95']:.2f} ms",
+                f"{lat['max']:.2f} ms",
+            ]
+        )
+    r.table(
+        ["clients", "events", "writer", "per client", "delivered", "latency p50", "p95", "max"],
+        rows,
+    )

@@ -161,7 +161,7 @@ def events_router(app: Decigraph) -> APIRouter:
         # Read by hand (documented in PARAMETERS) so a bad value gets our 400, not a 422.
         query = request.query_params
         try:
-            after, _ = start_seq(app, query.get("after"), request.headers.get("last-event-id"))
+            after = start_seq(app, query.get("after"), request.headers.get("last-event-id"))
             flt = event_filter(_ops(query.getlist("op")), query.get("node"), query.get("project"))
         except FieldError as exc:
             return _bad(str(exc), exc.field)

@@ -129,6 +129,12 @@ DESCRIPTIONS: dict[str, str] = {
         "after), reviewed, lifecycle changes, links and unlinks from either end, supersession, "
         "forget; each with seq, time and actor. Works for forgotten decisions too."
     ),
+    "list_events": (
+        "What changed: the log's events after a seq (oldest first; order=desc for the newest "
+        "first), optionally only some operations, one node's or one project's. Each event has "
+        "its seq, time, actor, op, the node ids it names and a one-line summary. Returns "
+        "{events, head, nextAfter}: pass nextAfter as after to read on (done at head)."
+    ),
 }
 
 #: Descriptions of the properties of decigraph's own tools (by tool property name).
@@ -163,6 +169,10 @@ PROPERTY_DESCRIPTIONS: dict[str, str] = {
         "Answer as the store stood then: a seq (integer) or an ISO 8601 time (default: now)."
     ),
     "valid_at": "Only what was in force at this ISO 8601 time (valid time).",
+    "after": "Only events after this seq (default 0: from the start of the log).",
+    "before": "Only events before this seq (paging back with order=desc: nextBefore).",
+    "order": "asc (default): oldest first; desc: newest first.",
+    "ops": "Only these operations (record, update, review, link, unlink, forget, ...).",
 }
 
 #: The tool names of these fields where the method's own name reads badly beside
@@ -172,6 +182,7 @@ EDGE_RENAMES = {"source": "source_id", "target": "target_id", "type": "edge_type
 
 def derived_tools() -> list[tuple[str, str, type[BaseModel], dict[str, str]]]:
     """decigraph's own tools: (tool name, method, its params model, property renames)."""
+    from service.methods.events import ListEventsParams
     from service.methods.graph import (
         BlockedParams,
         ContradictionParams,
@@ -195,4 +206,5 @@ def derived_tools() -> list[tuple[str, str, type[BaseModel], dict[str, str]]]:
         ("get_blocked_chain", "cstp.getBlockedChain", BlockedParams, {}),
         ("get_high_salience", "cstp.getHighSalience", HighSalienceParams, {}),
         ("get_decision_history", "cstp.getDecisionHistory", HistoryParams, {}),
+        ("list_events", "cstp.listEvents", ListEventsParams, {}),
     ]

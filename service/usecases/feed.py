@@ -33,13 +33,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from graph.errors import EventStoreError, ValidationError
+from graph.errors import DecigraphError, EventStoreError, ValidationError
 from graph.events import Event, Operation
 from graph.history import node_ids_in
 from graph.model import ShortText
 from graph.persistence import LoggedGraph
 
 from .context import Decigraph
+from .feed_summaries import summarize
 from .inputs import Input, NodeId
 
 MAX_LIMIT = 1000
@@ -49,7 +50,6 @@ SCAN_LIMIT = 20_000
 BATCH = 500
 #: A stream re-reads the store's seq at least this often (seconds) even if no wake-up came.
 FALLBACK_POLL = 1.0
-SUMMARY_MAX = 160
 
 
 # -- inputs ----------------------------------------------------------------------------------
@@ -139,85 +139,6 @@ def _projects_now(store: LoggedGraph, ids: set[str]) -> dict[str, Any]:
     with store.lock:
         G = store.graph
         return {i: G.nodes[i].get("project") for i in ids if i in G}
-
-
-# -- summaries -------------------------------------------------------------------------------
-def _text(value: Any) -> str:
-    return " ".join(str(value).split()) if value is not None else ""
-
-
-def _edge(edge: Any) -> tuple[str, str, str]:
-    if not isinstance(edge, dict):
-        return "?", "?", "?"
-    return _text(edge.get("source")), _text(edge.get("type")), _text(edge.get("target"))
-
-
-def _changes(changes: Any) -> str:
-    if not isinstance(changes, dict):
-        return ""
-    shown = []
-    for key in sorted(changes):
-        value = changes[key]
-        scalar = isinstance(value, int | float | bool)
-        short = scalar or (isinstance(value, str) and len(value) <= 24)
-        shown.append(f"{key}={_text(value)}" if short and key != "text" else str(key))
-    return ", ".join(shown)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _describe(event: Event) -> str:
-    p = event.payload
-    op = event.op
-    node_id = _text(p.get("id"))
-    reason = f": {_text(p['reason'])}" if p.get("reason") else ""
-    if op in (Operation.RECORD, Operation.REMEMBER):
-        node = _dict(p.get("node"))
-        verb = "recorded" if op is Operation.RECORD else f"remembered {_text(node.get('kind'))}"
-        return f"{verb} {_text(node.get('id'))}: {_text(node.get('text'))}"
-    if op is Operation.UPDATE:
-        return f"updated {node_id}: {_changes(p.get('changes'))}"
-    if op is Operation.REVIEW:
-        result = f" ({_text(p['actual_result'])})" if p.get("actual_result") else ""
-        return f"reviewed {node_id}: {_text(p.get('outcome'))}{result}"
-    if op is Operation.SET_LIFECYCLE:
-        return f"set {node_id} to {_text(p.get('lifecycle'))}{reason}"
-    if op is Operation.FORGET:
-        return f"forgot {node_id}{reason}"
-    if op is Operation.UNLINK:
-        kind = _text(p.get("type")) or "every type"
-        return f"unlinked {_text(p.get('source'))} -> {_text(p.get('target'))} ({kind})"
-    edges = _list(p.get("edges"))
-    if op in (Operation.LINK, Operation.SUPERSEDE):
-        source, kind, target = _edge(edges[0] if edges else None)
-        more = f" and {len(edges) - 1} more" if len(edges) > 1 else ""
-        if op is Operation.SUPERSEDE:
-            return f"{source} supersedes {target}{more}"
-        return f"linked {source} {kind} {target}{more}"
-    if op is Operation.IMPORT:
-        nodes = _list(p.get("nodes"))
-        return f"imported {len(nodes)} nodes and {len(edges)} edges"
-    if op is Operation.EVIDENCE:
-        records = _list(p.get("records"))
-        return f"evidence {_text(p.get('kind'))}: {len(records)} record(s)"
-    if op is Operation.CIRCUIT:
-        before, after = _text(p.get("previousState")), _text(p.get("newState"))
-        return f"circuit {_text(p.get('scope'))} {_text(p.get('kind'))}: {before} -> {after}"
-    return str(op.value)
-
-
-def summarize(event: Event) -> str:
-    """A line a person reads (at most :data:`SUMMARY_MAX` characters): ``recorded 3ceb3ffd:
-    Use PostgreSQL for the ledger``, ``updated 3ceb3ffd: confidence=0.9``, ``linked a depends_on
-    b``..."""
-    text = _describe(event)
-    return text if len(text) <= SUMMARY_MAX else text[: SUMMARY_MAX - 1] + "…"
 
 
 # -- listEvents ------------------------------------------------------------------------------
@@ -397,18 +318,19 @@ class Failed:
 FeedItem = Batch | Heartbeat | Reset | Failed
 
 
-def start_seq(app: Decigraph, after: str | None, last_event_id: str | None) -> tuple[int, str]:
-    """Where a stream starts and which input said so: the ``Last-Event-ID`` a reconnecting
-    client sends wins over ``after`` (the URL an ``EventSource`` reconnects to still holds the
-    first ``after``). Each must be a seq this store has applied."""
+def start_seq(app: Decigraph, after: str | None, last_event_id: str | None) -> int:
+    """Where a stream starts: the ``Last-Event-ID`` a reconnecting client sends wins over
+    ``after`` (the URL an ``EventSource`` reconnects to still holds the first ``after``). Each
+    must be a seq this store has applied (a :class:`ValidationError` naming it otherwise)."""
     for field, raw in (("Last-Event-ID", last_event_id), ("after", after)):
         if raw is None or (field == "Last-Event-ID" and not raw.strip()):
             continue
         text = raw.strip()
         if not text.isdigit() or not text.isascii() or len(text) > 18:
-            raise ValidationError(field, f"must be a non-negative integer (a seq), not {raw!r}")
-        return check_after(app, int(text), field), field
-    return 0, "after"
+            shown = raw if len(raw) <= 40 else raw[:40] + "..."
+            raise ValidationError(field, f"must be a non-negative integer (a seq), not {shown!r}")
+        return check_after(app, int(text), field)
+    return 0
 
 
 async def follow(
@@ -436,30 +358,31 @@ async def follow(
             if hub.generation != generation:
                 yield Reset(store.seq)
                 return
+            progressed = False
             if store.seq > after:
                 try:
                     last, matched = await asyncio.to_thread(_read, store, flt, after)
-                except EventStoreError:  # a shared log out of reach: try again shortly
-                    await waiter.wait(store.seq, generation, FALLBACK_POLL)
-                    continue
-                except Exception as exc:  # a corrupt log: say so, then end
+                except EventStoreError:  # a shared log out of reach: try again after a wait
+                    last, matched = None, []
+                except (DecigraphError, OSError) as exc:  # a corrupt log: say so, then end
                     yield Failed(f"{type(exc).__name__}: {exc}")
                     return
-                if last is None:  # nothing readable yet (cannot happen: the store applied it)
-                    await waiter.wait(store.seq, generation, FALLBACK_POLL)
-                    continue
-                after = last
-                if matched:
-                    yield Batch(matched)
-                    quiet_since = time.monotonic()
-                    continue
+                if last is not None:
+                    after, progressed = last, True
+                    if matched:
+                        yield Batch(matched)
+                        quiet_since = time.monotonic()
+                        continue
             remaining = heartbeat - (time.monotonic() - quiet_since)
             if remaining <= 0:
                 yield Heartbeat()
                 quiet_since = time.monotonic()
                 continue
-            if store.seq <= after:
-                await waiter.wait(after, generation, min(remaining, FALLBACK_POLL))
+            if progressed:  # more of the backlog may follow: read on
+                continue
+            # Caught up (or the log could not be read): until an event is applied, or a while.
+            seen = after if store.seq <= after else store.seq
+            await waiter.wait(seen, generation, min(remaining, FALLBACK_POLL))
     finally:
         waiter.close()
 

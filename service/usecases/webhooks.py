@@ -53,7 +53,7 @@ import orjson
 import pydantic
 from pydantic import Field, field_validator
 
-from graph.errors import DecigraphError
+from graph.errors import DecigraphError, EventStoreError
 from graph.events import Event, Operation
 from graph.model import ShortText
 from service.settings import Settings
@@ -242,25 +242,16 @@ class Worker:
         try:
             self._start()
             generation = self.app.feed.generation
-            flt, store = self.hook.filter, self.app.store
             while not self.stopping.is_set():
                 if self.app.feed.generation != generation:
                     generation = self.app.feed.generation
                     self._check_position()
-                    continue
-                if store.seq <= self.delivered:
+                elif self.app.store.seq <= self.delivered:
                     self._save()
                     waiter.wait(self.delivered, POLL)
-                    continue
-                events = store.read_events(self.delivered + 1, store.seq, BATCH)
-                matched = {e.seq for e in flt.select(store, events)}
-                for event in events:
-                    if event.seq in matched and not self._post_event(event):
-                        break  # stopping
-                    self.delivered, self.last_hash = event.seq, event.hash
-                    if time.monotonic() - self._saved[1] >= SAVE_EVERY:
-                        self._save()
-        except Exception:  # a bug or an unreadable log: say so; the server goes on
+                else:
+                    self._deliver_batch()
+        except Exception:  # a bug or a corrupt log: say so; the server goes on
             logger.exception("webhook %s stopped", self.hook.label)
         finally:
             waiter.close()
@@ -270,6 +261,23 @@ class Worker:
     def wake(self) -> None:
         if self._waiter is not None:
             self._waiter.wake()
+
+    def _deliver_batch(self) -> None:
+        """The next events after the last delivered: each matching one POSTed, in order."""
+        store = self.app.store
+        try:
+            events = store.read_events(self.delivered + 1, store.seq, BATCH)
+            matched = {e.seq for e in self.hook.filter.select(store, events)}
+        except EventStoreError as exc:  # a shared log out of reach: try again shortly
+            logger.warning("webhook %s: the log cannot be read (%s)", self.hook.label, exc)
+            self.stopping.wait(POLL)
+            return
+        for event in events:
+            if event.seq in matched and not self._post_event(event):
+                return  # stopping
+            self.delivered, self.last_hash = event.seq, event.hash
+            if time.monotonic() - self._saved[1] >= SAVE_EVERY:
+                self._save()
 
     def _start(self) -> None:
         known = self.state.get(self.hook.key)

@@ -208,5 +208,11 @@ TOOL_ROWS = [
         ["id:string", "exists=true", "events[].seq:number", "events[].action:string"],
     ),
     Row("mcp", "get_high_salience", {"limit": 5, "as_of": 1}, ["decisions:list", "asOf:object"]),
+    Row(
+        "mcp",
+        "list_events",
+        {"limit": 5, "ops": ["record"]},
+        ["events[].seq:number", "events[].summary:string", "head:number", "nextAfter:number"],
+    ),
     Row("mcp", "unlink", {"source_id": "$OTHER", "target_id": "$ID"}, ["success=true"]),
 ]

@@ -12,10 +12,8 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +24,9 @@ import pytest
 from graph.drafts import DecisionDraft
 from graph.store import DecisionStore, StoreOptions
 from tests.e2e.test_serve import ROOT, start_serve, stop_serve
+from tests.support.receiver import Receiver
 from tests.support.rpc import Rpc
-from tests.support.sse import Message, Reader, headers, messages
+from tests.support.sse import Message, Reader, headers, slow_stream
 
 TOKEN = "feed-agent-a-token-0123456789"
 SECRET = "webhook-secret-0123456789"
@@ -201,31 +200,26 @@ def test_filters_match_what_list_events_answers(served: Served) -> None:
 
 
 def test_a_slow_reader_still_receives_every_event_in_order(served: Served) -> None:
+    """The reader's socket has a 4 KiB receive buffer and it stops reading while 2,000 events
+    (~1 MB of SSE) are written: the server waits on that one stream, the writer does not, and
+    the reader then gets every event, in order."""
     start = served.head
     a = served.record("Batch the nightly exports")["id"]
     b = served.record("Export to Parquet")["id"]
-    client = httpx.Client(timeout=httpx.Timeout(30.0, read=120.0), trust_env=False)
-    with client.stream(
-        "GET", f"{served.url}/events", params={"after": start}, headers=headers(TOKEN)
-    ) as response:
-        stream = messages(response)
+    connection, stream = slow_stream(served.url, TOKEN, f"/events?after={start}")
+    try:
         first = [next(stream).json()["seq"] for _ in range(2)]
         assert first == [start + 1, start + 2]
-        writer_done = threading.Event()
-        written: list[int] = []
-
-        def write() -> None:
-            written.extend(served.churn(b, a, 500))
-            writer_done.set()
-
-        threading.Thread(target=write, daemon=True).start()
-        assert writer_done.wait(300)
-        time.sleep(1)  # the server has long filled the socket's buffers by now
-        got = [next(stream) for _ in range(500)]
-    client.close()
+        started = time.monotonic()
+        written = served.churn(b, a, 2000)  # while the reader reads nothing
+        assert time.monotonic() - started < 120
+        time.sleep(1)
+        got = [next(stream) for _ in range(2000)]
+    finally:
+        connection.close()
     documents = check_events(got, start + 3)
     assert [d["seq"] for d in documents] == written
-    assert [d["op"] for d in documents] == ["link", "unlink"] * 250
+    assert [d["op"] for d in documents] == ["link", "unlink"] * 1000
 
 
 def test_a_stopping_server_ends_its_streams(tmp_path: Path) -> None:
@@ -244,55 +238,6 @@ def test_a_stopping_server_ends_its_streams(tmp_path: Path) -> None:
 
 
 # -- webhooks --------------------------------------------------------------------------------
-class Receiver:
-    """An HTTP endpoint that answers 500 to its first ``fail`` requests, then 200; it keeps
-    every attempt and every accepted delivery (headers and body)."""
-
-    def __init__(self, fail: int = 0) -> None:
-        self.fail = fail
-        self.lock = threading.Lock()
-        self.attempts: list[int] = []
-        self.accepted: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with receiver.lock:
-                    receiver.attempts.append(int(self.headers["X-Decigraph-Seq"]))
-                    failing = receiver.fail > 0
-                    if failing:
-                        receiver.fail -= 1
-                    else:
-                        receiver.accepted.append({"headers": dict(self.headers), "body": body})
-                self.send_response(500 if failing else 204)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def seqs(self) -> list[int]:
-        with self.lock:
-            return [int(d["headers"]["X-Decigraph-Seq"]) for d in self.accepted]
-
-    def wait_for(self, count: int, timeout: float = 90) -> list[int]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.seqs()) >= count:
-                return self.seqs()
-            time.sleep(0.1)
-        raise AssertionError(f"{len(self.seqs())} of {count} deliveries: {self.seqs()}")
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def check_deliveries(receiver: Receiver, secret: str) -> list[dict[str, Any]]:
     documents = []
     for delivery in receiver.accepted:

@@ -159,6 +159,7 @@ def test_the_route_list_is_what_we_think(routes: list[tuple[str, str]]) -> None:
         ("GET", "/.well-known/agent.json"),
         ("GET", "/metrics"),
         ("GET", "/graph/export"),
+        ("GET", "/events"),
         ("POST", "/cstp"),
         ("GET", "/ui"),
         ("GET", "/ui/explorer.js"),

@@ -144,6 +144,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
         "cstp.verifyEvidenceChain",
         "cstp.getReplicaStatus",
         "cstp.getEvent",
+        "cstp.listEvents",
         "cstp.getDecisionHistory",
         "cstp.setLifecycle",  # last: these two may reject or forget the seeded decisions
         "cstp.forget",

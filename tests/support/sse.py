@@ -3,9 +3,11 @@ messages parsed as the SSE spec says, read in the caller's thread or in a backgr
 
 from __future__ import annotations
 
+import http.client
 import queue
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +26,10 @@ class Message:
         return orjson.loads(self.data)
 
 
-def messages(response: httpx.Response, comments: bool = False) -> Iterator[Message]:
-    """The messages of an SSE response (comments alone only when ``comments``)."""
+def messages(lines: Iterable[str], comments: bool = False) -> Iterator[Message]:
+    """The messages of an SSE response's lines (comments alone only when ``comments``)."""
     current, data = Message(), []
-    for line in response.iter_lines():
+    for line in lines:
         if line == "":
             if data or current.id is not None or current.event != "message":
                 current.data = "\n".join(data)
@@ -87,7 +89,7 @@ class Reader:
             with self._client.stream("GET", f"{url}/events", params=params, headers=head) as r:
                 self.status = r.status_code
                 self._opened.set()
-                for message in messages(r, comments):
+                for message in messages(r.iter_lines(), comments):
                     self.received.put(message)
         except (httpx.HTTPError, RuntimeError) as exc:  # closed by close(), or a failure
             self.error = exc
@@ -107,3 +109,26 @@ class Reader:
     def close(self) -> None:
         self._client.close()
         self._thread.join(10)
+
+
+class SlowConnection(http.client.HTTPConnection):
+    """A connection whose socket receive buffer is tiny (set before connecting, so the TCP
+    window stays small): a reader that stops reading makes the server wait at once."""
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.settimeout(self.timeout if isinstance(self.timeout, float | int) else None)
+        sock.connect((self.host, self.port or 80))
+        self.sock = sock
+
+
+def slow_stream(url: str, token: str, path: str) -> tuple[SlowConnection, Iterator[Message]]:
+    """``GET path`` over a :class:`SlowConnection`; the connection and its messages."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = SlowConnection(host, int(port), timeout=120)
+    connection.request("GET", path, headers=headers(token))
+    response = connection.getresponse()
+    assert response.status == 200, response.status
+    lines = (raw.decode().rstrip("\r\n") for raw in iter(response.readline, b""))
+    return connection, messages(lines)

@@ -18,7 +18,8 @@ from graph.drafts import MemoryDraft
 from graph.events import Event, Operation
 from graph.store import DecisionStore
 from service.settings import Settings
-from service.usecases.feed import SUMMARY_MAX, EventFilter, event_filter, summarize
+from service.usecases.feed import EventFilter, event_filter
+from service.usecases.feed_summaries import SUMMARY_MAX, summarize
 from service.usecases.feedhub import FeedHub
 from service.usecases.webhooks import (
     WebhookConfigError,
@@ -106,7 +107,7 @@ def edge(source: str, target: str, kind: str = "depends_on") -> dict[str, Any]:
                 "previousState": "open",
                 "newState": "closed",
             },
-            "circuit stakes:high reset: open -> ok",
+            "circuit stakes:high reset: open -> closed",
         ),
     ],
 )

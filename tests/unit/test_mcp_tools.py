@@ -64,6 +64,7 @@ DECIGRAPH_TOOLS = [
     "get_blocked_chain",
     "get_high_salience",
     "get_decision_history",
+    "list_events",
 ]
 TOOLS = {tool.name: tool for tool in build_tools()}
 TOKEN = "mcp-unit-token-0123456789"

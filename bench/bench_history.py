@@ -24,7 +24,9 @@ Usage: python bench/bench_history.py [--sizes 10000 100000] [--points 20] [--col
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
 import random
 import shutil
 import statistics
@@ -47,6 +49,11 @@ from graph.store import DecisionStore, StoreOptions
 from graph.timetravel import PastStates
 from service.usecases.history import StoreHistory
 from service.usecases.timeline import decision_history
+
+
+def rss_mb() -> float:
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
 def timed(fn: Any) -> tuple[float, Any]:
@@ -129,6 +136,14 @@ def run_size(size: int, seed: int, points: int, cold: int, work: Path) -> dict[s
         out["asof_getgraph_cold_ms"] = summary(getgraph_cold)
         out["asof_getgraph_cached_ms"] = summary(getgraph_warm)
         out["live_getgraph_ms"] = summary(live)
+
+        # What one cached past graph costs in memory (RSS growth while it is held), near the head.
+        gc.collect()
+        before = rss_mb()
+        held = PastStates(store, every=5000, cache_size=1).at(head - 1)
+        out["past_graph_rss_mb"] = round(rss_mb() - before, 1)
+        del held
+        gc.collect()
 
         # getDecisionHistory on the built index.
         history = StoreHistory(store, index, cached)

@@ -38,7 +38,8 @@ def history(r: Report) -> None:
             f"**{int(size):,} events** (log {s.get('log_mb', NA)} MB; one pass writing a "
             f"checkpoint every 5,000 events: {s['checkpoint_pass_s']} s, "
             f"{s['checkpoints_mb']} MB of checkpoints; median replay from the nearest "
-            f"checkpoint: {s['asof_checkpointed_replayed_median']:,.0f} events)",
+            f"checkpoint: {s['asof_checkpointed_replayed_median']:,.0f} events; one past graph "
+            f"held in memory near the head: {s.get('past_graph_rss_mb', NA)} MB of RSS)",
             "",
         )
         build = {

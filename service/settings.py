@@ -82,7 +82,7 @@ class Settings(BaseSettings):
     history_checkpoint_every: int = Field(default=5000, ge=100)
     """``asOf`` reads replay the log from the nearest checkpoint; one is written every this
     many events of history someone looked at (``<data-dir>/history/``)."""
-    history_cache: int = Field(default=2, ge=0, le=64)
+    history_cache: int = Field(default=1, ge=0, le=64)
     """Past graphs kept in memory for ``asOf`` reads (each costs what the graph then cost)."""
     feed_heartbeat: float = Field(default=15.0, gt=0, le=3600)
     """Seconds a ``GET /events`` stream may stay silent before it sends a ``: keep-alive``

@@ -58,9 +58,55 @@ def decision_history(app: Historied, node_id: str) -> DecisionHistory:
         entries.extend(_entries(event, node_id, attrs))
     if not entries:
         raise NodeNotFoundError(node_id)
+    entries = sorted(
+        entries + _dropped_by_forget(app, node_id, entries), key=lambda e: (e.seq, e.action)
+    )
     with app.store.lock:
         exists = node_id in app.store.graph
     return DecisionHistory(node_id, exists, entries)
+
+
+def _dropped_by_forget(
+    app: Historied, node_id: str, entries: list[HistoryEntry]
+) -> list[HistoryEntry]:
+    """The edges a forget of the *other* end removed (its event names only the forgotten
+    node): an ``unlinked`` entry for each edge still standing then, with ``forgotten``."""
+    standing: dict[tuple[str, str, str], HistoryEntry] = {}
+    for entry in entries:
+        if entry.edge is None:
+            continue
+        ends = {str(entry.edge["source"]), str(entry.edge["target"])}
+        kind = entry.edge.get("type")
+        if entry.action == "unlinked":  # either direction (symmetric types); no type: all
+            for key in [k for k in standing if set(k[:2]) == ends and kind in (None, k[2])]:
+                standing.pop(key)
+        else:
+            standing.setdefault(
+                (str(entry.edge["source"]), str(entry.edge["target"]), str(kind)), entry
+            )
+    out: list[HistoryEntry] = []
+    others = sorted({end for key in standing for end in key[:2] if end != node_id})
+    for other in others:
+        seqs = app.history.seqs_of(other)
+        last = app.store.read_events(seqs[-1], seqs[-1]) if seqs else []
+        if not last or last[0].op is not Operation.FORGET:
+            continue
+        forget = last[0]
+        for (source, target, kind), linked in standing.items():
+            if other in (source, target) and linked.seq < forget.seq:
+                edge = {"source": source, "target": target, "type": kind, "forgotten": other}
+                out.append(
+                    HistoryEntry(
+                        seq=forget.seq,
+                        ts=forget.ts,
+                        actor=forget.actor,
+                        op=forget.op.value,
+                        action="unlinked",
+                        edge=edge,
+                        event_id=forget.id,
+                    )
+                )
+    return out
 
 
 def _entries(event: Event, node_id: str, attrs: dict[str, Any]) -> list[HistoryEntry]:

@@ -29,7 +29,9 @@ def test_history_and_export_as_of_through_the_cli(open_store: StoreFactory, tmp_
     shown = cli("history", old.id, "--data-dir", data)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert lines[0] == f"{old.id} (exists): 3 events"  # recorded, updated, superseded
+    # recorded, updated, superseded; and the supersession dropped when the newer was forgotten
+    assert lines[0] == f"{old.id} (exists): 4 events"
+    assert "unlinked" in lines[4]
     assert "updated (confidence: null -> 0.4)" in lines[2]
     assert "superseded" in lines[3]
     as_json = json.loads(cli("history", newer.id, "--data-dir", data, "--json").stdout)

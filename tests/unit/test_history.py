@@ -175,3 +175,26 @@ def test_as_of_times_resolve_by_the_log_prefix(app: Decigraph) -> None:
     assert index.built_to == len(events)
     newest = record(agent, "Pin base images by digest")
     assert index.seqs_of(newest) == [app.store.seq]  # kept up to date by the listener
+
+
+def test_a_forget_shows_in_the_history_of_what_it_was_linked_to(app: Decigraph) -> None:
+    agent = Agent(app)
+    base = record(agent, "Standardise service logs on JSON lines with a trace id")
+    user = record(agent, "Ship logs from every pod with Vector to the central store")
+    unrelated = record(agent, "Rotate on-call weekly across the platform team")
+    agent.ok("linkDecisions", sourceId=user, targetId=base, edgeType="depends_on")
+    agent.ok("linkDecisions", sourceId=unrelated, targetId=base, edgeType="relates_to")
+    agent.ok("unlinkDecisions", sourceId=unrelated, targetId=base)
+    agent.ok("forget", id=user, reason="duplicate")
+    agent.ok("forget", id=unrelated, reason="wrong store")
+    events = agent.ok("getDecisionHistory", id=base)["events"]
+    dropped = [e for e in events if (e.get("edge") or {}).get("forgotten")]
+    user_forget = app.history.seqs_of(user)[-1]
+    assert {"source": user, "target": base, "type": "depends_on", "forgotten": user} in [
+        e["edge"] for e in dropped
+    ]
+    assert all(e["action"] == "unlinked" for e in dropped)
+    assert all(e["seq"] == user_forget for e in dropped if e["edge"]["forgotten"] == user)
+    # The relates_to link was unlinked before `unrelated` was forgotten: nothing dropped then.
+    assert not [e for e in dropped if e["edge"]["type"] == "relates_to"]
+    assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)

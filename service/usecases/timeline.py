@@ -95,13 +95,16 @@ def _dropped_by_forget(
         for (source, target, kind), linked in standing.items():
             if other in (source, target) and linked.seq < forget.seq:
                 edge = {"source": source, "target": target, "type": kind, "forgotten": other}
+                auto = linked.action == "auto-linked"
+                if auto:
+                    edge["origin"] = "auto"
                 out.append(
                     HistoryEntry(
                         seq=forget.seq,
                         ts=forget.ts,
                         actor=forget.actor,
                         op=forget.op.value,
-                        action="unlinked",
+                        action="auto-unlinked" if auto else "unlinked",
                         edge=edge,
                         event_id=forget.id,
                     )

@@ -193,7 +193,10 @@ def test_a_forget_shows_in_the_history_of_what_it_was_linked_to(app: Decigraph) 
     assert {"source": user, "target": base, "type": "depends_on", "forgotten": user} in [
         e["edge"] for e in dropped
     ]
-    assert all(e["action"] == "unlinked" for e in dropped)
+    assert all(e["action"] in ("unlinked", "auto-unlinked") for e in dropped)
+    assert all(
+        (e["action"] == "auto-unlinked") == (e["edge"].get("origin") == "auto") for e in dropped
+    )
     assert all(e["seq"] == user_forget for e in dropped if e["edge"]["forgotten"] == user)
     # The relates_to link was unlinked before `unrelated` was forgotten: nothing dropped then.
     assert not [e for e in dropped if e["edge"]["type"] == "relates_to"]

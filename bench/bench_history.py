@@ -24,12 +24,11 @@ Usage: python bench/bench_history.py [--sizes 10000 100000] [--points 20] [--col
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,10 +49,33 @@ from graph.timetravel import PastStates
 from service.usecases.history import StoreHistory
 from service.usecases.timeline import decision_history
 
+MEASURE_RSS = """
+import gc, os, sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from graph.store import DecisionStore, StoreOptions
+from graph.timetravel import PastStates
 
-def rss_mb() -> float:
+def rss():
     pages = int(Path("/proc/self/statm").read_text().split()[1])
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+options = StoreOptions(read_only=True)
+with DecisionStore.open({data!r}, options) as store:
+    gc.collect()
+    before = rss()
+    held = PastStates(store, every=5000, cache_size=1).at({seq})
+    gc.collect()
+    print(round(rss() - before, 1))
+"""
+
+
+def past_graph_rss(data: Path, seq: int) -> float:
+    """RSS growth (MB) of holding one past graph, in a fresh process."""
+    root = str(Path(__file__).resolve().parent.parent)
+    code = MEASURE_RSS.format(root=root, data=str(data), seq=seq)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def timed(fn: Any) -> tuple[float, Any]:
@@ -137,13 +159,9 @@ def run_size(size: int, seed: int, points: int, cold: int, work: Path) -> dict[s
         out["asof_getgraph_cached_ms"] = summary(getgraph_warm)
         out["live_getgraph_ms"] = summary(live)
 
-        # What one cached past graph costs in memory (RSS growth while it is held), near the head.
-        gc.collect()
-        before = rss_mb()
-        held = PastStates(store, every=5000, cache_size=1).at(head - 1)
-        out["past_graph_rss_mb"] = round(rss_mb() - before, 1)
-        del held
-        gc.collect()
+        # What one cached past graph costs in memory: RSS growth in a fresh process that opens
+        # the store, then builds the graph near the head (from the checkpoints above).
+        out["past_graph_rss_mb"] = past_graph_rss(data, head - 1)
 
         # getDecisionHistory on the built index.
         history = StoreHistory(store, index, cached)

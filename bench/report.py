@@ -22,6 +22,7 @@ from bench.report_cluster import cluster
 from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
 from bench.report_history import feed, history
+from bench.report_perf import cli
 from bench.report_sections import (
     graph_section,
     keyword,
@@ -130,6 +131,7 @@ def render(results: Path) -> str:
         cluster,
         history,
         feed,
+        cli,
     ):
         section(body)
     r.out("## Targets", "")

@@ -46,6 +46,7 @@ from .gcpause import gc_paused
 from .ids import IdSource
 from .lockfile import DirectoryLock, StoreLocks
 from .options import OpenReport, StoreOptions
+from .riskindex import RiskIndex
 from .snapshot import keep_checkpoint, read_snapshot, write_snapshot
 from .state import GraphState, Parsed, graph_hash
 from .timeutil import format_ts, utc_now
@@ -90,7 +91,9 @@ class LoggedGraph:
         self._lock = self._locks.state
         self._dir_lock = DirectoryLock(data_dir)
         self.adjacency = SparseAdjacency()
-        self.state = GraphState(self.adjacency)
+        #: Contradiction pairs and blocked chains, maintained (built on first use).
+        self.risk = RiskIndex()
+        self.state = GraphState(self.adjacency, self.risk)
         self.snapshot_seq = 0
         self.listeners: list[Listener] = []
         #: Called after the state was rebuilt from the log (a shared log that diverged).
@@ -236,7 +239,8 @@ class LoggedGraph:
         logger.warning("the shared log diverged from this replica (%s); rebuilding", reason)
         with self._lock, gc_paused():
             self.adjacency = SparseAdjacency()
-            self.state = GraphState(self.adjacency)
+            self.risk = RiskIndex()
+            self.state = GraphState(self.adjacency, self.risk)
             self.snapshot_seq = 0
             self._materialise()
             self._reset_derived()

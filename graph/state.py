@@ -69,6 +69,12 @@ class AdjacencyMirror(Protocol):
     def remove_node(self, node_id: str) -> None: ...
 
 
+class GraphWatcher(AdjacencyMirror, Protocol):
+    """A mirror that also hears node attribute changes (:class:`graph.riskindex.RiskIndex`)."""
+
+    def node_changed(self, node_id: str) -> None: ...
+
+
 def model_error(exc: pydantic.ValidationError, prefix: str = "") -> ValidationError:
     """Turn the first pydantic error into a :class:`ValidationError` naming the field."""
     first = exc.errors()[0]
@@ -79,12 +85,16 @@ def model_error(exc: pydantic.ValidationError, prefix: str = "") -> ValidationEr
 class GraphState:
     """A ``MultiDiGraph`` plus the bookkeeping needed to apply events to it."""
 
-    def __init__(self, mirror: AdjacencyMirror | None = None) -> None:
+    def __init__(
+        self, mirror: AdjacencyMirror | None = None, watcher: GraphWatcher | None = None
+    ) -> None:
         self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self.seq = 0
         self.last_hash = GENESIS_HASH
         self.external_ids: dict[str, str] = {}
         self.mirror = mirror
+        #: Hears every change once made (nodes, edges, attributes): :mod:`graph.riskindex`.
+        self.watcher = watcher
         self._planners: dict[Operation, Callable[[Event], Mutation]] = {
             Operation.RECORD: self._plan_record,
             Operation.REMEMBER: self._plan_record,
@@ -220,6 +230,8 @@ class GraphState:
                 for u, v, key in drop_edge(self.graph, source, target, edge_type):
                     if self.mirror is not None:
                         self.mirror.remove_edge(u, v, key)
+                    if self.watcher is not None:
+                        self.watcher.remove_edge(u, v, key)
 
         return mutate
 
@@ -235,6 +247,8 @@ class GraphState:
             self.graph.remove_node(node_id)  # and every edge touching it, both directions
             if self.mirror is not None:
                 self.mirror.remove_node(node_id)
+            if self.watcher is not None:
+                self.watcher.remove_node(node_id)
             if external_id is not None:
                 self.external_ids.pop(external_id, None)
 
@@ -262,6 +276,8 @@ class GraphState:
         put_node(self.graph, node)
         if self.mirror is not None:
             self.mirror.add_node(node.id)
+        if self.watcher is not None:
+            self.watcher.add_node(node.id)
         if node.external_id is not None:
             self.external_ids[node.external_id] = node.id
 
@@ -282,7 +298,13 @@ class GraphState:
             node = Node.model_validate(merged)
         except pydantic.ValidationError as exc:
             raise model_error(exc, "changes.") from None
-        return lambda: put_node(self.graph, node)
+
+        def mutate() -> None:
+            put_node(self.graph, node)
+            if self.watcher is not None:
+                self.watcher.node_changed(node_id)
+
+        return mutate
 
     def _check_edges(self, edges: list[Edge], new_nodes: set[str]) -> None:
         pending: dict[EdgeType, dict[str, list[str]]] = {}
@@ -328,6 +350,8 @@ class GraphState:
             for u, v, key in put_edge(self.graph, edge):
                 if self.mirror is not None:
                     self.mirror.set_edge(u, v, key, edge.weight)
+                if self.watcher is not None:
+                    self.watcher.set_edge(u, v, key, edge.weight)
 
 
 def _parse_node(raw: Any, prefix: str = "") -> Node:

@@ -186,12 +186,15 @@ def _reason(G: nx.MultiDiGraph[str], node_id: str, via: EdgeType) -> BlockReason
     return "pending" if via is EdgeType.BLOCKS else None  # accepted: relied on as it stands
 
 
-def _heirs(G: nx.MultiDiGraph[str], node_id: str) -> list[list[str]]:
+def _heirs(
+    G: nx.MultiDiGraph[str], node_id: str, visited: set[str] | None = None
+) -> list[list[str]]:
     """Supersession paths ``[node_id, ..., heir]`` to each heir, by heir id.
 
     A node that is not superseded is its own heir. Breadth-first over id-sorted successors, so
     each heir's path is its shortest, smallest-id one. On a (hand-built) supersession cycle
-    with no way out, the node stands for itself.
+    with no way out, the node stands for itself. ``visited`` (when given) receives every node
+    whose successors were read (what the answer depends on: :mod:`graph.riskindex`).
     """
     paths = {node_id: [node_id]}
     frontier = [node_id]
@@ -207,6 +210,8 @@ def _heirs(G: nx.MultiDiGraph[str], node_id: str) -> list[list[str]]:
                     paths[nxt] = [*paths[current], nxt]
                     following.append(nxt)
         frontier = following
+    if visited is not None:
+        visited.update(paths)
     return [heirs[h] for h in sorted(heirs)] or [[node_id]]
 
 

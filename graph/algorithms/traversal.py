@@ -34,6 +34,7 @@ from graph.algorithms.walk import (
     edge_ref,
     steps,
 )
+from graph.builders import raw_adjacency
 from graph.enums import Direction, EdgeType
 
 __all__ = [
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 MAX_DEPTH = 5
+#: The largest page of nodes :func:`get_graph` returns (``limit``).
+MAX_PAGE = 5_000
 MAX_NEIGHBORS = 100
 MAX_REACH_DEPTH = 100
 
@@ -66,12 +69,18 @@ class SubgraphNode:
 
 @dataclass(frozen=True)
 class Subgraph:
-    """The neighbourhood :func:`get_graph` returns: nodes by (distance, id), edges sorted."""
+    """The neighbourhood :func:`get_graph` returns: nodes by (distance, id), edges sorted.
+
+    A page (``limit`` given) also says how many nodes the whole neighbourhood has (``total``)
+    and where the next page starts (``next_offset``, ``None`` on the last page).
+    """
 
     center_id: str
     depth: int
     nodes: list[SubgraphNode]
     edges: list[EdgeRef]
+    total: int | None = None
+    next_offset: int | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,9 @@ def get_graph(
     depth: int = 1,
     edge_types: EdgeTypesArg = None,
     direction: Direction | str = Direction.BOTH,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> Subgraph:
     """The neighbourhood of ``node_id``: every node within ``depth`` hops, and the edges among them.
 
@@ -117,6 +129,12 @@ def get_graph(
         Walk and report only these types (``None``: all).
     direction : {"both", "outgoing", "incoming"}
         Which way edges may be walked from a node.
+    limit, offset : int, optional
+        One page: the nodes at positions ``offset`` to ``offset + limit - 1`` (``limit`` 1 to
+        5000) of the (distance, id) order, and the edges whose later-ranked end is on the page
+        (the other end is on it or on an earlier page). Pages in turn give every node and every
+        edge of the neighbourhood exactly once. The cost is one breadth-first walk plus the
+        page's own edges, not every edge among thousands of nodes around a hub.
 
     Returns
     -------
@@ -124,7 +142,7 @@ def get_graph(
         ``nodes`` ordered by (distance, id), centre first. ``edges`` are every stored edge of the
         selected types between two returned nodes (each is walkable in ``direction`` from one
         returned node to another, as in :func:`networkx.ego_graph`), symmetric ones once,
-        ordered by (source, target, type).
+        ordered by (source, target, type). A page adds ``total`` and ``next_offset``.
 
     Raises
     ------
@@ -149,7 +167,12 @@ def get_graph(
     check_node(G, node_id)
     check_int(depth, "depth", 1, MAX_DEPTH)
     types = check_edge_types(edge_types)
+    if limit is not None:
+        check_int(limit, "limit", 1, MAX_PAGE)
+        check_int(offset, "cursor", 0, 2**62)
     distance = distances(G, node_id, check_direction(direction), types, depth)
+    if limit is not None:
+        return _page(G, node_id, depth, types, distance, limit, offset)
     nodes = [SubgraphNode(n, d) for n, d in sorted(distance.items(), key=lambda x: (x[1], x[0]))]
     edges: dict[tuple[str, str, str], EdgeRef] = {}
     for u in distance:
@@ -158,6 +181,52 @@ def get_graph(
                 ref = edge_ref(G, u, v, key)
                 edges[ref.sort_key] = ref  # both halves of a symmetric edge share one key
     return Subgraph(node_id, depth, nodes, [edges[k] for k in sorted(edges)])
+
+
+def _page(
+    G: nx.MultiDiGraph[str],
+    node_id: str,
+    depth: int,
+    types: frozenset[str] | None,
+    distance: dict[str, int],
+    limit: int,
+    offset: int,
+) -> Subgraph:
+    levels: list[list[str]] = [[] for _ in range(depth + 1)]
+    for n, d in distance.items():
+        levels[d].append(n)
+    ordered = [n for level in levels for n in sorted(level)]  # (distance, id), cheaply
+    _, succ, pred = raw_adjacency(G)
+    edges: dict[tuple[str, str, str], EdgeRef] = {}
+    page = ordered[offset : offset + limit]
+    for position, u in enumerate(page, offset):
+        # Edges to earlier-ranked nodes only (a later one's page reports the edge): a hub on
+        # the page looks its few predecessors in the order up instead of scanning its edges.
+        for side, outgoing in ((succ[u], True), (pred[u], False)):
+            if len(side) > position:
+                found = ((w, side[w]) for w in ordered[:position] if w in side)
+            else:
+                here = distance[u]
+                found = (
+                    (w, keyed)
+                    for w, keyed in side.items()
+                    if (there := distance.get(w)) is not None
+                    and (there < here or (there == here and w < u))
+                )
+            for other, keyed in found:
+                for key in keyed:
+                    if types is None or key in types:
+                        ref = edge_ref(G, u, other, key) if outgoing else edge_ref(G, other, u, key)
+                        edges[ref.sort_key] = ref
+    end = offset + len(page)
+    return Subgraph(
+        node_id,
+        depth,
+        [SubgraphNode(n, distance[n]) for n in page],
+        [edges[k] for k in sorted(edges)],
+        total=len(ordered),
+        next_offset=end if end < len(ordered) else None,
+    )
 
 
 def get_neighbors(

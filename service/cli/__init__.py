@@ -19,19 +19,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pydantic
-
+# Only light modules at the top: ``decigraph recall`` beside a server imports nothing more
+# (service/cli/remote.py); each command imports the store, its indexes and settings itself.
 from graph.errors import DecigraphError, LogCorruptedError, StoreLockedError
-from service.composition import SetupError, open_store
-from service.settings import Settings
 
 from .address import ServerAddressError
+from .remote import UNANSWERED, call_server, data_dir_of, token_for
 
 if TYPE_CHECKING:
     from service.client import Transport
+    from service.settings import Settings
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    import pydantic
+
+    from service.composition import SetupError
+    from service.settings import Settings
+
     overrides = {
         k: v for k, v in vars(args).items() if k in Settings.model_fields and v is not None
     }
@@ -54,6 +59,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from service.composition import open_store
+
     settings = _settings(args)
     try:
         store = open_store(settings, read_only=True)
@@ -90,6 +97,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from service.composition import open_store
+
     settings = _settings(args)
     with open_store(settings, read_only=True) as store:
         G = store.graph
@@ -102,6 +111,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
+    from service.composition import open_store
+
     settings = _settings(args)
     with open_store(settings, use_snapshot=False) as store:
         store.write_snapshot()
@@ -173,6 +184,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _import_export(args: argparse.Namespace) -> int:
     """Import a ``decigraph export`` into the store as ``import`` events, then index it."""
     from graph.importer import read_export, read_export_files
+    from service.composition import open_store
     from service.usecases.bulk import restore_export
 
     settings = _settings(args)
@@ -205,8 +217,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"query": args.query, "limit": args.limit}
     if args.intent:
         params["intent"] = args.intent
-    with _client(_settings(args)) as client:
-        result = client.call("cstp.recall", params)
+    result = call_server(data_dir_of(args.data_dir), "cstp.recall", params)  # the light path
+    if result is UNANSWERED:
+        with _client(_settings(args)) as client:
+            result = client.call("cstp.recall", params)
     _emit(args, result, _recall_text(result))
     return 0
 
@@ -237,11 +251,7 @@ def _client(settings: Settings) -> Iterator[Transport]:
 
 
 def _token(settings: Settings) -> str | None:
-    token = os.environ.get("CSTP_TOKEN")
-    token_file = settings.data_dir / "auth-tokens"
-    if token is None and token_file.exists():
-        token = token_file.read_text().splitlines()[0].partition(":")[2].strip()
-    return token
+    return token_for(settings.data_dir)
 
 
 def _recall_text(data: dict[str, Any]) -> str:
@@ -430,9 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "--as-of", dest="as_of", default=None, help="a seq or an ISO-8601 time"
             )
         if name == "history":
-            from .history import add_history_arguments
-
-            add_history_arguments(cmd)
+            cmd.add_argument("id", help="a decision or memory id (forgotten ones too)")
         if name == "mcp":
             from .mcp import add_arguments
 

@@ -10,13 +10,12 @@ never a guess at a default port that may serve another store.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import socket
-from dataclasses import dataclass
 from pathlib import Path
-
-import orjson
+from typing import NamedTuple
 
 from graph.errors import DecigraphError
 
@@ -28,8 +27,7 @@ class ServerAddressError(DecigraphError):
     """The data directory is locked and no usable server address is known for it."""
 
 
-@dataclass(frozen=True)
-class ServerAddress:
+class ServerAddress(NamedTuple):  # not a dataclass: `decigraph recall` imports this module
     url: str
     pid: int
     host: str
@@ -55,7 +53,7 @@ def publish(data_dir: Path, url: str) -> Path:
     temporary = path.with_name(f".{SERVER_FILE}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "wb") as handle:
-        handle.write(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
+        handle.write(json.dumps(body, indent=2).encode() + b"\n")
     os.replace(temporary, path)
     return path
 
@@ -71,9 +69,9 @@ def withdraw(data_dir: Path) -> None:
 def read(data_dir: Path) -> ServerAddress | None:
     """What ``server.json`` says, or ``None`` when it is missing or unreadable."""
     try:
-        raw = orjson.loads((data_dir / SERVER_FILE).read_bytes())
+        raw = json.loads((data_dir / SERVER_FILE).read_bytes())
         return ServerAddress(str(raw["url"]), int(raw["pid"]), str(raw["host"]))
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+    except (OSError, KeyError, TypeError, ValueError):  # ValueError: not JSON
         return None
 
 
@@ -93,4 +91,29 @@ def locate(data_dir: Path, holder: str) -> str:
             f"{data_dir} is locked by {holder}, but {path} was written by pid {found.pid} on "
             f"{found.host} (a server that is gone); stop the holder or wait for it"
         )
+    return found.url
+
+
+def serving(data_dir: Path) -> str | None:
+    """The URL of a live server holding ``data_dir``, judged without taking the lock: its
+    ``server.json`` names the process the lock file names, and that process is alive. ``None``
+    otherwise; the caller then opens the directory itself, which says exactly why it cannot
+    (a holder that has not published its address, a file a killed server left behind)."""
+    found = read(data_dir)
+    if found is None:
+        return None
+    try:
+        holder = (data_dir / "LOCK").read_bytes()[:200].decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    match = _HOLDER.match(holder)
+    if match is None or (found.pid, found.host) != (int(match[1]), match[2]):
+        return None
+    if found.host == socket.gethostname():
+        try:
+            os.kill(found.pid, 0)
+        except ProcessLookupError:
+            return None  # a killed server's lock is already free
+        except PermissionError:
+            pass  # alive, another user's
     return found.url

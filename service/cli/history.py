@@ -16,10 +16,6 @@ from service.usecases.reads import export_document
 from service.usecases.timeline import HistoryEntry, decision_history
 
 
-def add_history_arguments(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("id", help="a decision or memory id (forgotten ones too)")
-
-
 def _line(entry: HistoryEntry) -> str:
     what = entry.action
     if entry.edge is not None:

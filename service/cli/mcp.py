@@ -11,13 +11,15 @@ protocol.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from graph.errors import StoreLockedError
-from service.settings import Settings
+
+if TYPE_CHECKING:
+    from service.settings import Settings
 
 DEFAULT_AGENT = "mcp-stdio"
 
@@ -38,6 +40,8 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
 def run_mcp(
     args: argparse.Namespace, settings: Settings, token_of: Callable[[Settings], str | None]
 ) -> int:
+    import logging
+
     from service.client import InProcess, OverHttp, Transport
     from service.composition import open_app
     from service.mcp.stdio import serve_stdio, transport_invoke

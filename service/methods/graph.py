@@ -5,7 +5,14 @@ blocked chains and salience. Thin: params in, one use case, shape out.
 ``includeDerived: true`` adds the derived temporal, entity, semantic and causal edges (or
 ``edgeTypes``/``edgeType`` names types, which always wins); the ``inDegree``/``outDegree`` of
 their nodes count the same edges. ``getAncestors``/``getDescendants`` follow ``depends_on``
-unless ``edgeTypes`` says otherwise."""
+unless ``edgeTypes`` says otherwise.
+
+``getGraph`` pages hubs: a neighbourhood of more than ``maxNodes`` nodes (default 500, at most
+5000) answers the first ``maxNodes`` in (distance, id) order, with the edges whose later-ranked
+end is among them, plus ``truncated: true``, ``totalNodes`` and ``nextCursor``; passing
+``cursor: <nextCursor>`` gives the next page (``nextCursor`` is null on the last). Pages in turn
+give every node and edge once. A neighbourhood within the cap answers exactly as before (no
+extra keys unless a ``cursor`` was sent)."""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from graph.algorithms.contradictions import Blocker
+from graph.algorithms.traversal import MAX_PAGE, Subgraph
 from graph.enums import Direction, EdgeType
 from graph.timeutil import format_ts
 from service import usecases
@@ -25,6 +33,9 @@ from service.usecases.inputs import LinkDecisions, UnlinkDecisions
 from .history import at_of, stamped
 from .params import NoParams, Params, TimeParams, wire
 from .views import edge_view, node_card
+
+#: A neighbourhood larger than this comes in pages (``maxNodes``, ``cursor``/``nextCursor``).
+DEFAULT_PAGE = 500
 
 EDGE_WIRE = wire(source="sourceId", target="targetId", type="edgeType")
 
@@ -43,6 +54,8 @@ class GraphParams(Params, TimeParams):
     edge_types: list[EdgeType] | None = None
     direction: Direction = Direction.BOTH
     include_derived: bool = False
+    max_nodes: int = Field(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
+    cursor: str | None = Field(default=None, pattern=r"^[0-9]{1,12}$")
 
 
 class NeighborsParams(Params, TimeParams):
@@ -99,6 +112,19 @@ def blocker_view(b: Blocker, infos: graphs.Infos) -> dict[str, Any]:
     return view
 
 
+def page_keys(sub: Subgraph, p: GraphParams) -> dict[str, Any]:
+    """Where a ``getGraph`` page stands; nothing for a whole neighbourhood asked without a
+    ``cursor`` (the answer CSTP gives)."""
+    if p.cursor is None and sub.next_offset is None:
+        return {}
+    more = sub.next_offset is not None
+    return {
+        "truncated": more,
+        "totalNodes": sub.total,
+        "nextCursor": str(sub.next_offset) if more else None,
+    }
+
+
 def register_links(registry: Registry, app: usecases.Decigraph) -> None:
     def link(p: LinkParams, ctx: CallContext) -> Mapping[str, Any]:
         made = usecases.link(app, p, ctx.agent)
@@ -131,7 +157,15 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
     def get_graph(p: GraphParams, ctx: CallContext) -> Mapping[str, Any]:
         at, point = at_of(app, p)
         sub, infos = graphs.neighbourhood(
-            app, p.node_id, p.depth, p.edge_types, p.direction, p.include_derived, at
+            app,
+            p.node_id,
+            p.depth,
+            p.edge_types,
+            p.direction,
+            p.include_derived,
+            at,
+            limit=p.max_nodes,
+            offset=int(p.cursor or 0),
         )
         answer = {
             "centerId": sub.center_id,
@@ -146,7 +180,7 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
             ],
             "edges": [edge_view(e) for e in sub.edges],
         }
-        return stamped(answer, p, point)
+        return stamped({**answer, **page_keys(sub, p)}, p, point)
 
     def neighbors(p: NeighborsParams, ctx: CallContext) -> Mapping[str, Any]:
         at, point = at_of(app, p)

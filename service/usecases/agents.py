@@ -23,7 +23,6 @@ import networkx as nx
 from graph.algorithms.contradictions import (
     BlockedChain,
     BlockReason,
-    find_contradictions,
 )
 from graph.algorithms.salience import get_high_salience
 from graph.enums import EdgeType, NodeKind
@@ -246,7 +245,7 @@ def _graph_actions(app: Decigraph, types: Collection[ActionType]) -> list[Action
                 add("low_confidence", "medium", 1 - confidence, r.id, why, tip)
     if "resolve_contradiction" in types:
         threshold = app.settings.salience_threshold
-        for c in find_contradictions(G, app.store.salience()):
+        for c in app.store.risk.contradictions(G, app.store.salience()):
             priority: Priority = "high" if c.salience_at_stake >= threshold else "medium"
             why = f"contradicts {c.b} {_quote(G, c.b)}"
             add(
@@ -444,7 +443,7 @@ def session_context(
         if "patterns" in include:
             pack.patterns = confirmed_patterns(rows)
         if "contradictions" in include:
-            found = find_contradictions(G, app.store.salience(), limit=limit)
+            found = app.store.risk.contradictions(G, app.store.salience(), limit=limit)
             pack.contradictions = [(c.a, c.b, c.salience_at_stake) for c in found]
         if "salient" in include:
             top = get_high_salience(G, app.store.salience(), limit, active_only=True)

@@ -112,12 +112,17 @@ def neighbourhood(
     direction: Direction,
     include_derived: bool = False,
     at: At = NOW,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> tuple[Subgraph, Infos]:
-    """The subgraph within ``depth`` hops, its nodes with their salience."""
+    """The subgraph within ``depth`` hops, its nodes with their salience; with ``limit``, one
+    page of it (:func:`graph.algorithms.traversal.get_graph`: a hub's thousands of neighbours
+    come a page at a time)."""
     types = edge_types_for(edge_types, include_derived)
     with viewing(app, at) as view:
         _need(view, node_id, "node_id")
-        sub = get_graph(view.graph, node_id, depth, types, direction)
+        sub = get_graph(view.graph, node_id, depth, types, direction, limit=limit, offset=offset)
         salience = view.salience()  # cached per log position; sizes the explorer
         return sub, _infos(view, (n.id for n in sub.nodes), salience, include_derived)
 
@@ -188,17 +193,31 @@ def lineage(
 def contradictions(
     app: Decigraph, include_inactive: bool, limit: int, at: At = NOW
 ) -> tuple[list[Contradiction], Infos]:
+    """Live: from the pairs the store maintains (:mod:`graph.riskindex`); in the past: the
+    from-scratch scan. Both give the same answer."""
     with viewing(app, at) as view:
-        found = find_contradictions(
-            view.graph, view.salience(), include_inactive=include_inactive, limit=limit
-        )
+        if view is app.store:
+            found = app.store.risk.contradictions(
+                view.graph, view.salience(), include_inactive=include_inactive, limit=limit
+            )
+        else:
+            found = find_contradictions(
+                view.graph, view.salience(), include_inactive=include_inactive, limit=limit
+            )
         return found, _infos(view, (n for c in found for n in (c.a, c.b)))
 
 
 def every_blocked_chain(app: Decigraph) -> list[BlockedChain]:
-    """Every blocked active decision's chain, computed once per log position (a shared list:
-    ``getBlockedChain``, the ``ready`` queue and the session context read the same one)."""
-    return app.at_seq("blocked_chains", lambda: get_blocked_chain(app.store.graph))
+    """Every blocked active decision's chain, once per log position (a shared list:
+    ``getBlockedChain``, the ``ready`` queue and the session context read the same one), from
+    the chains the store maintains (:mod:`graph.riskindex`: only those a change touched are
+    recomputed)."""
+
+    def maintained() -> list[BlockedChain]:
+        with app.store.lock:
+            return app.store.risk.blocked(app.store.graph)
+
+    return app.at_seq("blocked_chains", maintained)
 
 
 def blocked_chains(app: Decigraph, at: At = NOW) -> tuple[list[BlockedChain], Infos]:

@@ -80,6 +80,15 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
     ),
     # GET /events: backlog replay and live delivery to 1 and 4 clients (a real server).
     "feed": ("bench_feed.py", [], ["--backlog", "2000", "--live", "500", "--runs", "1"], 1800),
+    # `decigraph recall` one shot (an agent hook): against a running server, alone, baselines.
+    "cli": ("bench_cli.py", [], ["--runs", "5", "--alone-runs", "1"], 1800),
+    # remember / recall p50-p95-max quiet and with a CPU burner, per torch-thread setting.
+    "tails": (
+        "bench_tails.py",
+        [],
+        ["--size", "1000", "--writes", "105", "--queries", "55", "--threads", "0", "1"],
+        3600,
+    ),
 }
 
 

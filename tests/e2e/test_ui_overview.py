@@ -81,8 +81,6 @@ def test_recent_changes(sample: Sample) -> None:
     moves the timeline there, the entry opens the node."""
     from playwright.sync_api import expect
 
-    if not sample.has("listEvents"):
-        pytest.skip("the server has no cstp.listEvents yet (test_degrades covers the fallback)")
     with browser_page(sample.url) as s:
         page = s.page
         open_explorer(page, sample.url)

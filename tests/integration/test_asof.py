@@ -18,10 +18,7 @@ import pytest
 
 from graph.state import GraphState, graph_hash
 from graph.timetravel import PastStates
-from service.methods import build_registry
-from service.rpc.protocol import CallContext, Dispatcher
-from service.usecases import Decigraph
-from tests.support.fakes import fake_app
+from tests.support.fakes import InProcessRpc, fake_app
 
 TOPICS = [
     ("Use PostgreSQL for the billing ledger", "architecture", "ledger"),
@@ -38,21 +35,11 @@ TOPICS = [
 EDGES = ["depends_on", "relates_to", "refines", "blocks", "contradicts", "caused_by"]
 
 
-class Session:
-    def __init__(self, app: Decigraph) -> None:
-        self.app = app
-        self.dispatcher = Dispatcher(build_registry(app))
-
-    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        request = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
-        answer = self.dispatcher.handle(request, CallContext("historian"))
-        assert answer is not None
-        return answer
+class Session(InProcessRpc):
+    """The historian's client; a write's ``seq`` is dropped from ``ok`` (answers are compared)."""
 
     def ok(self, method: str, params: dict[str, Any]) -> Any:
-        answer = self.call(method, params)
-        assert "error" not in answer, answer
-        result = dict(answer["result"])
+        result = dict(super().ok(method, params))
         result.pop("seq", None)
         return result
 
@@ -152,7 +139,7 @@ def write_step(session: Session, rng: random.Random, ids: list[str], step: int) 
 def session(tmp_path: Path) -> Iterator[Session]:
     with fake_app(tmp_path / "data", seed=5) as app:
         app.past = PastStates(app.store, every=100, cache_size=2)
-        yield Session(app)
+        yield Session(app, "historian")
 
 
 def test_as_of_answers_equal_the_live_answers_then(session: Session) -> None:
@@ -239,7 +226,7 @@ def test_store_snapshots_are_kept_as_checkpoints(tmp_path: Path) -> None:
     options = StoreOptions(fsync="never", snapshot_every=100)
     with fake_app(tmp_path / "data", seed=5) as app:
         app.store.options = options
-        session = Session(app)
+        session = Session(app, "historian")
         ids: list[str] = []
         rng = random.Random(4)
         step = 0

@@ -10,37 +10,20 @@ from typing import Any
 import pytest
 
 from service.composition import open_app
-from service.methods import build_registry
-from service.rpc.protocol import CallContext, Dispatcher
 from service.settings import Settings
 from service.usecases import feed
-from service.usecases.context import Decigraph
-from tests.support.fakes import HashEmbedder
-
-
-class Client:
-    def __init__(self, app: Decigraph) -> None:
-        self.dispatcher = Dispatcher(build_registry(app))
-
-    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        request = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
-        answer: dict[str, Any] = self.dispatcher.handle(request, CallContext("agent-a"))
-        return answer
-
-    def ok(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        answer = self.call(method, params)
-        assert "error" not in answer, (method, params, answer)
-        result: dict[str, Any] = answer["result"]
-        return result
+from tests.support.fakes import HashEmbedder, InProcessRpc
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Client, dict[str, Any]]]:
+def seeded(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[InProcessRpc, dict[str, Any]]]:
     """40 events: 12 decisions (every third in project billing), updates, links, reviews."""
     data = tmp_path_factory.mktemp("list-events") / "data"
     app = open_app(Settings(data_dir=data, fsync="never"), HashEmbedder())
     try:
-        client = Client(app)
+        client = InProcessRpc(app, "agent-a")
         ids = []
         for n in range(12):
             params: dict[str, Any] = {
@@ -65,7 +48,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Client, d
         app.close()
 
 
-def page_all(client: Client, params: dict[str, Any]) -> tuple[list[int], int]:
+def page_all(client: InProcessRpc, params: dict[str, Any]) -> tuple[list[int], int]:
     """Every event an ascending reader gets, page after page; and how many pages it took."""
     seqs: list[int] = []
     after, pages = params.pop("after", 0), 0
@@ -79,7 +62,7 @@ def page_all(client: Client, params: dict[str, Any]) -> tuple[list[int], int]:
         after = page["nextAfter"]
 
 
-def test_ascending_pages_cover_the_log_once_in_order(seeded: tuple[Client, Any]) -> None:
+def test_ascending_pages_cover_the_log_once_in_order(seeded: tuple[InProcessRpc, Any]) -> None:
     client, facts = seeded
     first = client.ok("listEvents", {"limit": 7})
     assert [e["seq"] for e in first["events"]] == list(range(1, 8))
@@ -102,7 +85,7 @@ def test_ascending_pages_cover_the_log_once_in_order(seeded: tuple[Client, Any])
     assert window["nextAfter"] == 13
 
 
-def test_descending_pages_go_back_from_the_head(seeded: tuple[Client, Any]) -> None:
+def test_descending_pages_go_back_from_the_head(seeded: tuple[InProcessRpc, Any]) -> None:
     client, _ = seeded
     newest = client.ok("listEvents", {"order": "desc", "limit": 5})
     assert [e["seq"] for e in newest["events"]] == [40, 39, 38, 37, 36]
@@ -117,7 +100,7 @@ def test_descending_pages_go_back_from_the_head(seeded: tuple[Client, Any]) -> N
     assert client.ok("listEvents", {"order": "desc", "after": 40})["events"] == []
 
 
-def test_filters_by_op_node_and_project(seeded: tuple[Client, Any]) -> None:
+def test_filters_by_op_node_and_project(seeded: tuple[InProcessRpc, Any]) -> None:
     client, facts = seeded
     ids = facts["ids"]
     reviews = client.ok("listEvents", {"ops": ["review"]})
@@ -147,7 +130,7 @@ def test_filters_by_op_node_and_project(seeded: tuple[Client, Any]) -> None:
 
 
 def test_a_filtered_scan_stops_and_says_where(
-    seeded: tuple[Client, Any], monkeypatch: pytest.MonkeyPatch
+    seeded: tuple[InProcessRpc, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, _ = seeded
     monkeypatch.setattr(feed, "SCAN_LIMIT", 10)
@@ -188,7 +171,7 @@ def test_a_filtered_scan_stops_and_says_where(
     ],
 )
 def test_bad_params_are_refused_naming_the_field(
-    seeded: tuple[Client, Any], params: dict[str, Any], field: str
+    seeded: tuple[InProcessRpc, Any], params: dict[str, Any], field: str
 ) -> None:
     client, _ = seeded
     error = client.call("listEvents", params)["error"]
@@ -197,7 +180,7 @@ def test_bad_params_are_refused_naming_the_field(
     assert error["message"].startswith(f"{field}: ")
 
 
-def test_a_limit_out_of_range_is_clamped_with_a_warning(seeded: tuple[Client, Any]) -> None:
+def test_a_limit_out_of_range_is_clamped_with_a_warning(seeded: tuple[InProcessRpc, Any]) -> None:
     client, _ = seeded
     big = client.ok("listEvents", {"limit": 5000})
     assert len(big["events"]) == 40

@@ -151,3 +151,29 @@ def rpc_result(app: Decigraph, method: str, params: dict[str, Any]) -> Any:
     assert answer is not None
     assert "error" not in answer, answer
     return answer["result"]
+
+
+class InProcessRpc:
+    """``cstp.*`` dispatched in-process through the real registry, as agent ``agent``:
+    ``call`` returns the JSON-RPC envelope, ``ok`` the result of a call that must succeed."""
+
+    def __init__(self, app: Decigraph, agent: str = "agent") -> None:
+        from service.methods import build_registry
+        from service.rpc.protocol import Dispatcher
+
+        self.app = app
+        self.agent = agent
+        self.dispatcher = Dispatcher(build_registry(app))
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from service.rpc.protocol import CallContext
+
+        request = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
+        answer = self.dispatcher.handle(request, CallContext(self.agent))
+        assert answer is not None
+        return answer
+
+    def ok(self, method: str, params: dict[str, Any]) -> Any:
+        answer = self.call(method, params)
+        assert "error" not in answer, (method, params, answer)
+        return answer["result"]

@@ -12,11 +12,9 @@ import pytest
 from graph.algorithms.traversal import get_graph
 from graph.builders import build_graph
 from graph.errors import ValidationError
-from service.methods import build_registry
-from service.rpc.protocol import CallContext, Dispatcher
 from service.usecases import Decigraph
 from tests.conftest import decision
-from tests.support.fakes import fake_app
+from tests.support.fakes import InProcessRpc, fake_app
 
 TYPES = ["depends_on", "relates_to", "contradicts", "blocks", "supersedes", "semantic"]
 
@@ -85,9 +83,7 @@ def app(tmp_path: Path) -> Iterator[Decigraph]:
 
 
 def call(app: Decigraph, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    request = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
-    answer: dict[str, Any] = Dispatcher(build_registry(app)).handle(request, CallContext("a"))
-    return answer
+    return InProcessRpc(app, "a").call(method, params)
 
 
 def test_get_graph_pages_a_hub_over_json_rpc(app: Decigraph) -> None:

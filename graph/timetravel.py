@@ -65,17 +65,10 @@ class PastGraph:
     def seq(self) -> int:
         return self._state.seq
 
-    @property
-    def last_hash(self) -> str:
-        return self._state.last_hash
-
     def get(self, node_id: str) -> Node:
         if node_id not in self.graph:
             raise NodeNotFoundError(node_id)
         return Node.from_attrs(node_id, self.graph.nodes[node_id])
-
-    def find_external(self, external_id: str) -> str | None:
-        return self._state.external_ids.get(external_id)
 
     def salience(self) -> dict[str, float]:
         """Salience as the live store computed it at this seq (same function, same graph)."""

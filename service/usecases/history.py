@@ -27,6 +27,7 @@ import networkx as nx
 from graph.builders import raw_adjacency
 from graph.enums import EdgeType, Lifecycle
 from graph.errors import ValidationError
+from graph.events import Operation
 from graph.history import HistoryIndex
 from graph.model import Node
 from graph.store import DecisionStore
@@ -170,7 +171,7 @@ def _rejected_at(app: Historied, node_id: str, upto: int) -> str | None:
         if seq > upto:
             break
         for event in app.store.read_events(seq, seq):
-            if event.op.value == "set_lifecycle":
+            if event.op is Operation.SET_LIFECYCLE:
                 lifecycle = event.payload.get("lifecycle")
                 when = event.ts if lifecycle == Lifecycle.REJECTED.value else None
     return when

@@ -22,7 +22,7 @@ from bench.report_cluster import cluster
 from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
 from bench.report_history import feed, history
-from bench.report_perf import cli
+from bench.report_perf import cli, graph_maintained, tails
 from bench.report_sections import (
     graph_section,
     keyword,
@@ -121,7 +121,9 @@ def render(results: Path) -> str:
         stores,
         write_path,
         read_path,
+        tails,
         graph_section,
+        graph_maintained,
         startup,
         memory,
         quality,

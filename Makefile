@@ -63,6 +63,14 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run_all.py
 
+# Memory of a served store at 10k, 100k and 300k decisions, old and new representation, and
+# the per-decision cost extrapolated to 1M: bench/results/large.json. A size without a seeded
+# store in bench/.cache (or BENCH_LARGE_ARGS="--store 100000=DIR") is generated with random
+# vectors instead of embeddings (built once, ~30 min for 300k on 2 cores; then ~20 min a run).
+.PHONY: bench-large
+bench-large: $(STAMP)
+	$(PY) bench/bench_memory.py $(BENCH_LARGE_ARGS)
+
 # The seeded sample store the notebooks read (DECIGRAPH_SAMPLE_DIR, default data/sample).
 sample: $(STAMP)
 	test -e data/sample/events.jsonl || $(VENV)/bin/decigraph sample --data-dir data/sample

@@ -18,15 +18,25 @@ command's first and last progress report (one per batch of 64 lines: without sta
 load and close). A one-line import gives the command's fixed cost in the same run.
 
 Baseline (the physical limit of the write path): ``MiniLMEmbedder.embed`` on exactly the texts
-the indexes embed for those lines (statement, or statement + context), in batches of 32 as
-the embedder does, in this process, warm, in the same run.
+the indexes embed for those lines (statement, or statement + context), in the import's batches
+of 64 lines (32 texts per forward pass, as the embedder does), in this process, warm, on the
+same number of torch threads as the import, in the same run, just before each import.
 
-Usage: python bench/bench_import.py [--items 2000] [--seed 5]
+The import embeds the next batch in a worker thread while the current one is written
+(``service.usecases.prefetch``); every shape is imported twice, interleaved, with that overlap
+on (the figures) and off (``DECIGRAPH_IMPORT_PIPELINE=0``: ``without_pipeline``). The main
+figures run torch on ``DECIGRAPH_TORCH_THREADS=1`` (the service's default); ``--threads 1 0``
+adds a pass on torch's default thread count (``0``), under ``torch_threads_<n>``. Per-batch
+times (between two progress reports; embedding baseline per batch) come as median and p95.
+The load average before and after is recorded: other processes share the cores.
+
+Usage: python bench/bench_import.py [--items 2000] [--seed 5] [--threads 1 [0]]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -41,7 +51,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT
+from bench.common import ROOT, summary
 from bench.dataset import TEAMS, draft_for
 from retrieval.embedder import MiniLMEmbedder
 from retrieval.text import compose_embedding_text
@@ -52,6 +62,7 @@ CREATED = re.compile(r"(\d+) recorded")
 BAD = re.compile(r"(\d+) refused")
 ERROR_LINE = re.compile(r"^  line \d+: (?:refused|invalid): (.*)$", re.MULTILINE)
 SHAPES = ("decisions, text only", "decisions with context", "memory items")
+BATCH = 64  # lines per import batch (service.usecases.bulk.BATCH)
 
 
 def lines_for(shape: str, count: int, seed: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -84,13 +95,17 @@ def lines_for(shape: str, count: int, seed: int) -> tuple[list[dict[str, Any]], 
     return objects, texts
 
 
-def cli_import(path: Path, data: Path) -> dict[str, Any]:
+def cli_import(path: Path, data: Path, threads: int = 1, pipeline: bool = True) -> dict[str, Any]:
     """Run the import; wall time, items created, and the rate between its first and last batch.
 
     The CLI reports progress on stderr after every batch of 64 lines; the time at which each
     report arrives gives the steady rate, without start-up, model load and close.
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith("DECIGRAPH_")}
+    for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # the child sets them from its setting
+        env.pop(key, None)
+    env["DECIGRAPH_TORCH_THREADS"] = str(threads)
+    env["DECIGRAPH_IMPORT_PIPELINE"] = "1" if pipeline else "0"
     command = [sys.executable, "-m", "service.cli", "import", str(path), "--data-dir", str(data)]
     started = time.perf_counter()
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=PIPE, stderr=PIPE)
@@ -118,48 +133,118 @@ def cli_import(path: Path, data: Path) -> dict[str, Any]:
         "refused": refused,
         "wall_s": wall,
         "steady_per_s": None,
+        "batch_ms": None,
     }
     if len(marks) >= 3 and marks[-1][0] > marks[0][0]:
         out["steady_per_s"] = (marks[-1][1] - marks[0][1]) / (marks[-1][0] - marks[0][0])
+        gaps = [(b[0] - a[0]) * 1000.0 for a, b in itertools.pairwise(marks)]
+        out["batch_ms"] = summary(gaps, 1)
     return out
+
+
+def embed_baseline(embedder: MiniLMEmbedder, texts_per_line: list[list[str]]) -> dict[str, Any]:
+    """Embedding alone, warm, in the import's batches of lines: rate and per-batch times."""
+    times: list[float] = []
+    for start in range(0, len(texts_per_line), BATCH):
+        flat = [t for group in texts_per_line[start : start + BATCH] for t in group]
+        began = time.perf_counter()
+        embedder.embed(flat)
+        times.append((time.perf_counter() - began) * 1000.0)
+    return {"per_s": len(texts_per_line) / (sum(times) / 1000.0), "batch_ms": summary(times, 1)}
+
+
+def figures(run: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    steady = run["steady_per_s"]
+    return {
+        "created": run["created"],
+        "refused_by_guardrails": run["refused"],
+        "import_wall_s": round(run["wall_s"], 2),
+        "import_items_per_s": round(run["created"] / run["wall_s"], 1),
+        "import_steady_items_per_s": None if steady is None else round(steady, 1),
+        "import_batch_ms": run["batch_ms"],
+        "embedding_only_items_per_s": round(base["per_s"], 1),
+        "embedding_batch_ms": base["batch_ms"],
+        "steady_share_of_embedding_rate": None
+        if steady is None
+        else round(steady / base["per_s"], 2),
+    }
+
+
+def measure_shapes(
+    root: Path, args: argparse.Namespace, threads: int, embedder: MiniLMEmbedder, tag: str
+) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(threads or args.default_threads)
+    shapes: dict[str, Any] = {}
+    for n, shape in enumerate(SHAPES):
+        objects, _ = lines_for(shape, args.items, args.seed + n)
+        path = root / f"{tag}-shape{n}.jsonl"
+        path.write_text("".join(json.dumps(o) + "\n" for o in objects))
+        per_line = [texts_of(o) for o in objects]
+        row: dict[str, Any] = {"lines": len(objects)}
+        for pipeline in (False, True) if args.compare else (True,):  # old, then new
+            base = embed_baseline(embedder, per_line)
+            run = cli_import(path, root / f"{tag}-data{n}-{int(pipeline)}", threads, pipeline)
+            if pipeline:
+                row.update(figures(run, base))
+            else:
+                row["without_pipeline"] = figures(run, base)
+        shapes[shape] = row
+        print(f"threads={threads}", shape, json.dumps(row), flush=True)
+    return shapes
+
+
+def texts_of(obj: dict[str, Any]) -> list[str]:
+    """What the import embeds for a line: the text, or the stored text and the statement."""
+    if "text" in obj:
+        return [obj["text"]]
+    stored = compose_embedding_text(obj["decision"], obj.get("context"), None)
+    return [stored] if stored == obj["decision"] else [stored, obj["decision"]]
+
+
+def _torch_default_threads() -> int:
+    for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.pop(key, None)
+    import torch
+
+    return int(torch.get_num_threads())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1])
+    parser.add_argument(
+        "--no-compare", dest="compare", action="store_false", help="skip the pipeline-off run"
+    )
     parser.add_argument("--out", type=Path, default=Path("bench/results/import.json"))
     args = parser.parse_args()
+    args.default_threads = _torch_default_threads()
     embedder = MiniLMEmbedder()
     embedder.embed(["load the model before timing anything"])
-    results: dict[str, Any] = {"items": args.items, "seed": args.seed, "shapes": {}}
+    results: dict[str, Any] = {
+        "items": args.items,
+        "seed": args.seed,
+        "torch_threads": args.threads[0],
+        "torch_default_threads": args.default_threads,
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+    }
     with tempfile.TemporaryDirectory(prefix="decigraph-import-") as tmp:
         root = Path(tmp)
         one = root / "one.jsonl"
         one.write_text(json.dumps({"decision": "Measure the import command's fixed cost"}) + "\n")
-        results["one_line_import_s"] = round(cli_import(one, root / "fixed")["wall_s"], 2)
-        for n, shape in enumerate(SHAPES):
-            objects, texts = lines_for(shape, args.items, args.seed + n)
-            path = root / f"shape{n}.jsonl"
-            path.write_text("".join(json.dumps(o) + "\n" for o in objects))
-            started = time.perf_counter()
-            embedder.embed(texts)
-            embed_rate = len(texts) / (time.perf_counter() - started)
-            run = cli_import(path, root / f"data{n}")
-            steady = run["steady_per_s"]
-            results["shapes"][shape] = {
-                "lines": len(objects),
-                "created": run["created"],
-                "refused_by_guardrails": run["refused"],
-                "import_wall_s": round(run["wall_s"], 2),
-                "import_items_per_s": round(run["created"] / run["wall_s"], 1),
-                "import_steady_items_per_s": None if steady is None else round(steady, 1),
-                "embedding_only_items_per_s": round(embed_rate, 1),
-                "steady_share_of_embedding_rate": None
-                if steady is None
-                else round(steady / embed_rate, 2),
-            }
-            print(shape, json.dumps(results["shapes"][shape]), flush=True)
+        results["one_line_import_s"] = round(
+            cli_import(one, root / "fixed", args.threads[0])["wall_s"], 2
+        )
+        for k, threads in enumerate(args.threads):
+            shapes = measure_shapes(root, args, threads, embedder, f"t{threads}")
+            if k == 0:
+                results["shapes"] = shapes
+            else:
+                results[f"torch_threads_{threads}"] = {"threads": threads, "shapes": shapes}
+    results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
 

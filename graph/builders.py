@@ -6,7 +6,12 @@ Storage convention (everything in ``graph/`` relies on it):
 * edge key = edge type value (so ``(source, target, type)`` is unique and linking twice is a
   no-op); edge attributes = ``Edge.to_attrs()``;
 * a symmetric type (``contradicts``, ``relates_to``, ``temporal``, ``entity``, ``semantic``) is
-  stored as two directed edges with equal attributes, so it answers from both ends.
+  stored as two directed edges with equal attributes (one shared dict), so it answers from both
+  ends;
+* attribute dicts are compact key-sharing dicts (:mod:`graph.compact`; edges read back from a
+  snapshot excepted): plain ``dict`` objects to every reader, about half the memory. Treat them
+  as read-only: a change goes through :func:`put_node` (which puts a new dict in place) or the
+  events that call it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any, NamedTuple
 
 import networkx as nx
 
+from .compact import compact
 from .enums import EdgeType
 from .model import Edge, Node
 
@@ -45,26 +51,34 @@ def raw_adjacency(G: nx.MultiDiGraph[str]) -> RawAdjacency:
 
 
 def put_node(G: nx.MultiDiGraph[str], node: Node) -> None:
-    """Insert or replace ``node``'s attributes (replacing keeps the node's edges)."""
-    if node.id in G:
-        attrs = G.nodes[node.id]
-        attrs.clear()
-        attrs.update(node.to_attrs())
-    else:
-        G.add_node(node.id, **node.to_attrs())
+    """Insert or replace ``node``'s attributes (replacing keeps the node's edges).
+
+    The attributes are a compact dict (:func:`graph.compact.compact`); replacing puts a new
+    dict in place of the old one (a reader still holding the old one sees the node as it was).
+    """
+    attrs = compact(node.to_attrs())
+    if node.id not in G:
+        G.add_node(node.id)
+    raw_adjacency(G).nodes[node.id] = attrs
 
 
 def put_edge(G: nx.MultiDiGraph[str], edge: Edge) -> list[tuple[str, str, str]]:
-    """Add ``edge`` (and its mirror for symmetric types); return the directed keys added."""
-    attrs = edge.to_attrs()
+    """Add ``edge`` (and its mirror for symmetric types); return the directed keys added.
+
+    The attributes are one compact dict (:func:`graph.compact.compact`), shared by both
+    directions of a symmetric edge (they are equal by definition; snapshots keep the sharing).
+    """
+    attrs = compact(edge.to_attrs())
     key = edge.type.value
     added: list[tuple[str, str, str]] = []
     pairs = [(edge.source, edge.target)]
     if edge.type.symmetric:
         pairs.append((edge.target, edge.source))
+    succ = raw_adjacency(G).succ
     for u, v in pairs:
         if not G.has_edge(u, v, key):
-            G.add_edge(u, v, key=key, **attrs)
+            G.add_edge(u, v, key=key)
+            succ[u][v][key] = attrs  # the key dict is also pred[v][u]: one object, both views
             added.append((u, v, key))
     return added
 

@@ -3,7 +3,8 @@
 File layout: a header line (canonical JSON: format, Python version, seq, log offset, last event
 hash, SHA-256 of the log's first ``logOffset`` bytes, body SHA-256) and the body: ``marshal``
 (format 4) of the node attribute dict and the successor adjacency ``{u: {v: {type: attrs}}}``.
-The body holds only JSON-type values.
+The body holds only JSON-type values. Reading it back makes every node's attribute dict compact
+(:mod:`graph.compact`); ``marshal`` keeps the one dict both directions of a symmetric edge share.
 
 The log prefix digest is the snapshot's witness of the acknowledged log it was built from: at
 open the store hashes the log's first ``logOffset`` bytes again (a streaming SHA-256, about
@@ -36,6 +37,7 @@ import orjson
 
 from .builders import raw_adjacency
 from .canonical import canonical_json, sha256_hex
+from .compact import compact
 from .gcpause import gc_paused
 
 SNAPSHOT_FORMAT = 4  # 3: the header carries prefixSha256; 4: the body carries G.graph (ledger)
@@ -103,6 +105,7 @@ def read_snapshot(path: Path) -> tuple[SnapshotHeader, nx.MultiDiGraph[str]] | N
         return None
     with gc_paused():
         nodes, succ, graph_attrs = marshal.loads(body)
+        del body  # the decoded graph no longer needs its bytes: not held while assembling
         G = _assemble(nodes, succ)
         G.graph.update(graph_attrs)
     header = SnapshotHeader(
@@ -127,7 +130,8 @@ def _assemble(
     G: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     node_dict, succ_dict, pred_dict = raw_adjacency(G)
     for node_id, attrs in nodes.items():
-        node_dict[node_id] = attrs
+        node_dict[node_id] = compact(attrs)
+        nodes[node_id] = None  # type: ignore[assignment]  # the decoded dict goes now
         succ_dict[node_id] = {}
         pred_dict[node_id] = {}
     for u, nbrs in succ.items():
@@ -135,6 +139,10 @@ def _assemble(
         for v, keys in nbrs.items():
             out[v] = keys
             pred_dict[v][u] = keys
+    # Edge attribute dicts stay as decoded: making ~450k of them compact costs ~1 s of CPU at
+    # 100k decisions (measured: 2.3 s against 1.4 s for the whole read) for ~15 MB; the two
+    # directions of a symmetric edge already share one dict (``marshal`` keeps the sharing
+    # ``put_edge`` made), and edges added later are compact.
     return G
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pydantic
 
 from .algorithms.salience import compute_salience
+from .algorithms.salience_local import LocalSalience, local_salience
 from .drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from .enums import EdgeType, Lifecycle, NodeKind, Outcome
 from .errors import DuplicateIdError, NodeNotFoundError, ValidationError
@@ -76,6 +77,20 @@ class DecisionStore(LoggedGraph):
                 scores = compute_salience(self.graph, self.adjacency)
                 self._salience = (self.state.seq, scores)
             return self._salience[1]
+
+    def salience_of(
+        self, node_ids: Sequence[str], *, at_least: float | None = None, budget: int = 256
+    ) -> dict[str, LocalSalience]:
+        """Salience of a few nodes from what leans on them only
+        (:func:`~graph.algorithms.salience_local.local_salience`): what the guardrail gate
+        reads after every write, instead of a whole-graph PageRank. A node with more than
+        ``budget`` ancestors whose lower bound already exceeds ``at_least`` gets that bound
+        (``exact=False``); every other score is exact."""
+        with self._lock:
+            return {
+                node_id: local_salience(self.graph, node_id, budget=budget, at_least=at_least)
+                for node_id in sorted(set(node_ids))
+            }
 
     def _reset_derived(self) -> None:
         self._salience = None

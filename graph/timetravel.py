@@ -15,7 +15,11 @@ Replaying 100k events from nothing takes seconds, so it starts from the nearest 
 * the last ``cache_size`` graphs built are kept in memory (an explorer's slider, a notebook
   comparing two dates).
 
-A past graph is read-only and shared between readers: nothing may mutate it.
+A past graph is read-only and shared between readers: nothing may mutate it. Once built it
+is moved out of the cyclic collector's reach (:func:`~graph.gcpause.freeze_heap`: its million
+containers were each walked by the next young and old collections, hundreds of ms at 100k)
+and made free of reference cycles (:class:`_AcyclicGraph`), so reference counting alone frees
+it when the cache drops it and its last reader is done.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import networkx as nx
 from .adjacency import SparseAdjacency
 from .algorithms.salience import compute_salience
 from .errors import DecigraphError, NodeNotFoundError
-from .gcpause import gc_paused
+from .gcpause import freeze_heap, gc_paused
 from .model import Node
 from .snapshot import CHECKPOINT_DIR, SnapshotHeader, checkpoint_path, read_snapshot, write_snapshot
 from .state import GraphState
@@ -47,11 +51,37 @@ _NAME = re.compile(r"^ckpt-(\d{12})\.snap$")
 _BATCH = 2000
 
 
+class _AcyclicGraph(nx.MultiDiGraph):  # type: ignore[type-arg]
+    """A past graph's class: networkx caches its edge and degree views on the graph, and each
+    view points back at the graph, a reference cycle only the cyclic collector frees (never,
+    once frozen). Here those views are made afresh on each access instead (a view is a small
+    object over the same dicts), so a frozen past graph is freed by reference counting."""
+
+    edges = property(nx.MultiDiGraph.edges.func)  # type: ignore[attr-defined]
+    out_edges = property(nx.MultiDiGraph.out_edges.func)  # type: ignore[attr-defined]
+    in_edges = property(nx.MultiDiGraph.in_edges.func)  # type: ignore[attr-defined]
+    degree = property(nx.MultiDiGraph.degree.func)  # type: ignore[attr-defined]
+    in_degree = property(nx.MultiDiGraph.in_degree.func)  # type: ignore[attr-defined]
+    out_degree = property(nx.MultiDiGraph.out_degree.func)  # type: ignore[attr-defined]
+
+
+def _detach(state: GraphState) -> tuple[nx.MultiDiGraph[str], int]:
+    """The built graph and its seq, with nothing cyclic left holding them: the state (its
+    planners are bound methods, a cycle) lets go of the graph, the graph its cached views."""
+    G = state.graph
+    for view in ("edges", "out_edges", "in_edges", "degree", "in_degree", "out_degree"):
+        G.__dict__.pop(view, None)
+    G.__class__ = _AcyclicGraph
+    state.graph = nx.MultiDiGraph()
+    state.external_ids = {}
+    return G, state.seq
+
+
 class PastGraph:
     """The graph after event ``seq``: what the read use cases need of a store, read-only."""
 
     def __init__(self, state: GraphState) -> None:
-        self._state = state
+        self._graph, self._seq = _detach(state)
         self._salience: dict[str, float] | None = None
         self._guard = threading.Lock()
         #: Readers hold this like the live store's lock; nothing ever writes a past graph.
@@ -59,11 +89,11 @@ class PastGraph:
 
     @property
     def graph(self) -> nx.MultiDiGraph[str]:
-        return self._state.graph
+        return self._graph
 
     @property
     def seq(self) -> int:
-        return self._state.seq
+        return self._seq
 
     def get(self, node_id: str) -> Node:
         if node_id not in self.graph:
@@ -82,8 +112,13 @@ class PastGraph:
 class PastStates:
     """Builds and caches :class:`PastGraph`s of one store (see the module docstring)."""
 
-    def __init__(self, store: LoggedGraph, every: int = 5000, cache_size: int = 2) -> None:
+    def __init__(
+        self, store: LoggedGraph, every: int = 5000, cache_size: int = 2, freeze: bool = False
+    ) -> None:
         self._store = store
+        #: Freeze each past graph built (:func:`~graph.gcpause.freeze_heap`; the server's
+        #: ``gc_freeze`` setting turns it on).
+        self.freeze = freeze
         self.every = max(1, every)
         self.cache_size = max(0, cache_size)
         self._cache: OrderedDict[int, PastGraph] = OrderedDict()
@@ -107,7 +142,10 @@ class PastStates:
             if cached is not None:
                 self._cache.move_to_end(seq)
                 return cached
-            past = self._replay(seq)
+            # Paused from the checkpoint's load to the freeze: no collection in between walks
+            # what is built (a young one did, between the load and the replay).
+            with gc_paused():
+                past = self._replay(seq)
             if self.cache_size:
                 self._cache[seq] = past
                 while len(self._cache) > self.cache_size:
@@ -136,7 +174,10 @@ class PastStates:
             "replayed": seq - start,
             "checkpointsWritten": written,
         }
-        return PastGraph(state)
+        past = PastGraph(state)
+        if self.freeze:
+            freeze_heap()  # built with the collector paused: all of it is still in generation 0
+        return past
 
     def _start(self, seq: int) -> tuple[GraphState, str]:
         """The newest usable checkpoint at or before ``seq`` as a state, else the empty one."""

@@ -100,16 +100,25 @@ def _edge(
     )
 
 
+def semantic_neighbours(
+    index: DualIndex, vector: Vector, config: AutoEdgeConfig
+) -> list[tuple[str, float]]:
+    """The nearest stored items :func:`semantic_edges` reads (an exact scan of the matrix)."""
+    return index.matrix.nearest(vector, config.semantic_links + config.semantic_candidates + 8)
+
+
 def plan_edges(
     index: DualIndex,
     item: Incoming,
     config: AutoEdgeConfig,
     contradictions: Sequence[Suggestion] | None = None,
+    neighbours: list[tuple[str, float]] | None = None,
 ) -> EdgePlan:
     """Derive the edges (and suggestions) for ``item`` against what the indexes hold now.
 
     ``contradictions``: the guardrail's contradiction pass for this decision, when it already
-    ran (it is not computed a second time).
+    ran (it is not computed a second time). ``neighbours``: :func:`semantic_neighbours` of
+    ``item.vector``, when the caller scanned the matrix already (under the same lock).
     """
     plan = EdgePlan()
     linked: set[tuple[str, EdgeType]] = set()
@@ -124,9 +133,8 @@ def plan_edges(
         add(draft)
     for draft in entity_edges(index, item, config):
         add(draft)
-    neighbours = index.matrix.nearest(
-        item.vector, config.semantic_links + config.semantic_candidates + 8
-    )
+    if neighbours is None:
+        neighbours = semantic_neighbours(index, item.vector, config)
     for maybe_edge, suggestion in semantic_edges(neighbours, item, config):
         if maybe_edge is not None:
             add(maybe_edge)

@@ -19,7 +19,7 @@ State filters (one rule for ``listDecisions``, ``queryDecisions`` and ``recall``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -27,7 +27,8 @@ import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from graph.enums import Category, Lifecycle, NodeKind, ReviewStatus, Stakes
+from graph.builders import raw_adjacency
+from graph.enums import Category, EdgeType, Lifecycle, NodeKind, ReviewStatus, Stakes
 from graph.lifecycle import is_superseded, lifecycle_of
 from graph.timeutil import UtcDatetime, format_ts
 
@@ -100,6 +101,16 @@ class RecallFilters(BaseModel):
         lifecycles = self._lifecycles or ()
         return self.include_superseded or Lifecycle.SUPERSEDED.value in lifecycles
 
+    @property
+    def review_values(self) -> frozenset[str] | None:
+        """The review statuses the state filters name (``None``: any)."""
+        return self._review
+
+    @property
+    def lifecycle_values(self) -> frozenset[str] | None:
+        """The effective lifecycles the state filters name (``None``: any)."""
+        return self._lifecycles
+
     def matches(self, attrs: Mapping[str, Any], superseded: bool = False) -> bool:
         """Whether a node (its graph attribute dict) passes every filter."""
         if superseded and not self.shows_superseded:
@@ -112,9 +123,9 @@ class RecallFilters(BaseModel):
             return False
         if self.project is not None and attrs.get("project") != self.project:
             return False
-        if not self._confidence_ok(attrs.get("confidence")):
+        if not self.confidence_ok(attrs.get("confidence")):
             return False
-        if not self._date_ok(node_time(attrs)):
+        if not self.date_ok(node_time(attrs)):
             return False
         if self._review is not None and attrs.get("status", "pending") not in self._review:
             return False
@@ -127,7 +138,7 @@ class RecallFilters(BaseModel):
             return False
         return not (self.tags and not set(self.tags) & set(attrs.get("tags", ())))
 
-    def _confidence_ok(self, confidence: float | None) -> bool:
+    def confidence_ok(self, confidence: float | None) -> bool:
         if self.min_confidence is None and self.max_confidence is None:
             return True
         if confidence is None:
@@ -136,7 +147,7 @@ class RecallFilters(BaseModel):
             return False
         return self.max_confidence is None or confidence <= self.max_confidence
 
-    def _date_ok(self, when: str) -> bool:
+    def date_ok(self, when: str) -> bool:
         if self.date_after is not None and when < format_ts(self.date_after):
             return False
         return self.date_before is None or when <= format_ts(self.date_before)
@@ -191,7 +202,84 @@ def passes(G: nx.MultiDiGraph[str], filters: RecallFilters, node_id: str) -> boo
     ``lifecycle`` match the effective lifecycle (see the module docstring).
     """
     attrs = G.nodes.get(node_id)
-    return attrs is not None and filters.matches(attrs, is_superseded(G, node_id))
+    return attrs is not None and matcher(filters)(attrs, is_superseded(G, node_id))
+
+
+Matcher = Callable[[Mapping[str, Any], bool], bool]
+"""``RecallFilters.matches`` compiled: ``(node attributes, superseded) -> passes``."""
+
+_MATCHERS: dict[int, tuple[RecallFilters, Matcher]] = {}
+_MATCHERS_KEPT = 64
+
+
+def matcher(filters: RecallFilters) -> Matcher:
+    """:meth:`RecallFilters.matches` with the filter's fields read once: only the filters that
+    are set are checked (a ranking asks about hundreds of nodes; reading a pydantic private
+    attribute costs more than the check). The same verdict for every node (tested)."""
+    kept = _MATCHERS.get(id(filters))
+    if kept is not None and kept[0] is filters:
+        return kept[1]
+    compiled = _compile(filters)
+    if len(_MATCHERS) >= _MATCHERS_KEPT:
+        _MATCHERS.clear()
+    _MATCHERS[id(filters)] = (filters, compiled)
+    return compiled
+
+
+def accepting(G: nx.MultiDiGraph[str], filters: RecallFilters) -> Callable[[str], bool]:
+    """``passes(G, filters, ·)`` as one closure, for loops over many nodes (same verdicts)."""
+    match = matcher(filters)
+    raw = raw_adjacency(G)  # G.nodes and graph.lifecycle.is_superseded, without their views
+    nodes, pred = raw.nodes, raw.pred
+    supersedes = EdgeType.SUPERSEDES.value
+    # The superseded flag only matters to the superseded rule and the lifecycle filter.
+    needs_superseded = not filters.shows_superseded or filters.lifecycle_values is not None
+
+    def accept(node_id: str) -> bool:
+        attrs = nodes.get(node_id)
+        if attrs is None:
+            return False
+        superseded = needs_superseded and any(
+            supersedes in keyed for keyed in pred[node_id].values()
+        )
+        return match(attrs, superseded)
+
+    return accept
+
+
+def _compile(f: RecallFilters) -> Matcher:
+    shows = f.shows_superseded
+    checks: list[Matcher] = []
+    if (kinds := f.kind) is not None:
+        checks.append(lambda a, s: a.get("kind", "decision") in kinds)
+    if (categories := f.category) is not None:
+        checks.append(lambda a, s: a.get("category") in categories)
+    if (stakes := f.stakes) is not None:
+        checks.append(lambda a, s: a.get("stakes") in stakes)
+    if (project := f.project) is not None:
+        checks.append(lambda a, s: a.get("project") == project)
+    if f.min_confidence is not None or f.max_confidence is not None:
+        checks.append(lambda a, s: f.confidence_ok(a.get("confidence")))
+    if f.date_after is not None or f.date_before is not None:
+        checks.append(lambda a, s: f.date_ok(node_time(a)))
+    if (review := f.review_values) is not None:
+        checks.append(lambda a, s: a.get("status", "pending") in review)
+    if (lifecycles := f.lifecycle_values) is not None:
+        checks.append(lambda a, s: lifecycle_of(a, s).value in lifecycles)
+    if (outcome := f.has_outcome) is not None:
+        checks.append(lambda a, s: ("outcome" in a) == outcome)
+    if f.tags:
+        tags = set(f.tags)
+        checks.append(lambda a, s: bool(tags & set(a.get("tags", ()))))
+    if not checks:
+        return (lambda a, s: True) if shows else (lambda a, s: not s)
+
+    def match(attrs: Mapping[str, Any], superseded: bool) -> bool:
+        if superseded and not shows:
+            return False
+        return all(check(attrs, superseded) for check in checks)
+
+    return match
 
 
 def node_time(attrs: Mapping[str, Any]) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from graph.enums import NodeKind
-from graph.events import Event
+from graph.events import Event, Operation
 from graph.lifecycle import is_superseded
 from graph.model import Node
 from graph.store import DecisionStore
@@ -59,6 +59,7 @@ from .vector import VectorIndex, VectorIndexError, Watermark
 logger = logging.getLogger(__name__)
 
 _FLUSH_BATCH = 512
+EMBEDDED_FIELDS = frozenset({"text", "context", "pattern"})  # what embedding_text reads
 
 
 @dataclass
@@ -293,15 +294,18 @@ class DualIndex:
     def on_event(self, event: Event) -> None:
         """Store listener: bring every node the event touched up to date."""
         with self._lock, span("index.dual", op=event.op.value, seq=event.seq):
+            changes = event.payload.get("changes") if event.op is Operation.UPDATE else None
+            same_text = isinstance(changes, dict) and not EMBEDDED_FIELDS & changes.keys()
             try:
                 for node_id in touched_nodes(event):
-                    self.sync_node(node_id)
+                    self.sync_node(node_id, same_text)
             except Exception:
                 self.healthy = False  # never snapshot a state that missed an event
                 raise
             self._pending.mark = Watermark(event.seq, event.hash)
 
-    def sync_node(self, node_id: str) -> None:
+    def sync_node(self, node_id: str, same_text: bool = False) -> None:
+        """``same_text``: an update kept the embedded text, so the vector held is kept."""
         if node_id not in self.store.graph:
             self._drop(node_id)
             return
@@ -312,6 +316,8 @@ class DualIndex:
             return
         text = embedding_text(node)
         vector = self._prepared.pop(text, None)
+        if vector is None and same_text and node_id in self._fingerprints:
+            vector = self.matrix.get(node_id)
         if vector is None:
             vector = logvectors.decode(self.store.incoming_vectors, text, self.embedder.dimension)
         if vector is None:
@@ -474,11 +480,8 @@ class DualIndex:
 
 
 def audit_vectors(store: DecisionStore, vectors: VectorIndex) -> list[str]:
-    """Read-only check of a vector index against the graph: orphans, gaps, stale vectors.
-
-    Needs no embedding model (it compares fingerprints), so ``decigraph verify`` can run it
-    beside a live writer.
-    """
+    """Read-only check of a vector index against the graph (orphans, gaps, stale vectors); no
+    model needed (it compares fingerprints), so ``decigraph verify`` runs it beside a writer."""
     stored = vectors.fingerprints()
     problems = [
         f"chroma holds {i}, which the graph does not"

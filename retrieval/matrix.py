@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from graph.compact import ENABLED as COMPACT_MEMORY
+
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
 
@@ -42,8 +44,12 @@ class EmbeddingMatrix:
 
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
-        state["_rows"] = self._rows[: max(len(self._ids), 1)].copy()  # not the spare capacity
+        state["_rows"] = self._rows[: max(len(self._ids), 1)]  # a view: not the spare capacity
         return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._rows = _with_capacity(self._rows, len(self._ids))
 
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._row
@@ -64,7 +70,7 @@ class EmbeddingMatrix:
         if row is None:
             row = len(self._ids)
             if row == len(self._rows):
-                self._rows = np.concatenate([self._rows, np.zeros_like(self._rows)])
+                self._rows = _with_capacity(self._rows, row + 1)
             self._ids.append(node_id)
             self._row[node_id] = row
         self._rows[row] = vector
@@ -129,3 +135,23 @@ class EmbeddingMatrix:
             key=lambda hit: (-hit[1], hit[0]),
         )
         return ranked[:k]
+
+
+def _with_capacity(rows: Matrix, used: int) -> Matrix:
+    """``rows``' first ``used`` rows in a matrix with room to grow: twice as many rows as
+    needed (at least :data:`_MIN_CAPACITY`), ``rows`` itself when it already has room.
+
+    The spare rows come from ``np.zeros`` (calloc: pages the kernel maps only when written), so
+    capacity costs address space, not resident memory; only the copy of the used rows is held
+    twice, and only while it is made. (Doubling with ``np.concatenate`` and ``np.zeros_like``
+    wrote every spare row: at 100k x 384 the first write after a restart peaked at three times
+    the matrix and kept twice of it resident.)
+    """
+    if used < len(rows):
+        return rows
+    if not COMPACT_MEMORY:  # DECIGRAPH_COMPACT_MEMORY=0: the previous growth, for benchmarks
+        return rows if used == len(rows) else np.concatenate([rows, np.zeros_like(rows)])
+    capacity = max(_MIN_CAPACITY, 2 * used)
+    grown = np.zeros((capacity, rows.shape[1]), dtype=np.float32)
+    grown[: min(used, len(rows))] = rows[:used]
+    return grown

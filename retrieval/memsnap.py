@@ -16,6 +16,8 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+from graph.gcpause import gc_paused
+
 from .vector import Watermark
 
 logger = logging.getLogger(__name__)
@@ -47,7 +49,10 @@ def load(path: Path, mark: Watermark) -> dict[str, Any] | None:
             header = pickle.load(handle)
             if header != {"format": FORMAT, "mark": (mark.seq, mark.hash)}:
                 return None
-            state = pickle.load(handle)
+            # Millions of containers, none in a cycle: with the collector on, each young
+            # collection while they are created walks them again (1.4 s -> 0.9 s at 10k).
+            with gc_paused():
+                state = pickle.load(handle)
     except FileNotFoundError:
         return None
     except Exception:  # a damaged file only costs the slow path

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from .filters import RecallFilters
-from .keyword import KeywordScores
+from .keyword import KeywordScores, first_accepted
 from .matrix import EmbeddingMatrix, Vector
 from .structures import FacetIndex
 from .vector import VectorIndex
@@ -62,10 +62,10 @@ def search_vectors(
     allowed = index.facets.candidates(filters.facets())
     if allowed is not None and len(allowed) <= EXACT_SCAN_LIMIT:
         ranked = index.matrix.nearest_among(vector, allowed, k * OVERFETCH)
-        accepted = [hit for hit in ranked if accept(hit[0])]
+        accepted = first_accepted(ranked, accept, k)
         if len(accepted) < k and len(ranked) < len(allowed):
             ranked = index.matrix.nearest_among(vector, allowed, len(allowed))
-            accepted = [hit for hit in ranked if accept(hit[0])]
+            accepted = first_accepted(ranked, accept, k)
         return accepted[:k]
     index.flush()
     # Even unfiltered, superseded nodes are dropped: a little slack saves a second round trip.
@@ -74,7 +74,7 @@ def search_vectors(
         hits = index.vectors.query(vector, fetch, None)
         exact = index.matrix.similarities(vector, [hit.id for hit in hits])
         ranked = sorted(exact.items(), key=lambda hit: (-hit[1], hit[0]))
-        accepted = [hit for hit in ranked if accept(hit[0])]
+        accepted = first_accepted(ranked, accept, k)
         if len(accepted) >= k or len(hits) < fetch:
             return accepted[:k]
         if fetch >= MAX_FETCH:
@@ -85,7 +85,7 @@ def search_vectors(
         hits = index.vectors.query(vector, k * OVERFETCH, where)
         exact = index.matrix.similarities(vector, [hit.id for hit in hits])
         ranked = sorted(exact.items(), key=lambda hit: (-hit[1], hit[0]))
-        accepted = [hit for hit in ranked if accept(hit[0])]
+        accepted = first_accepted(ranked, accept, k)
         if len(accepted) >= k or len(hits) < k * OVERFETCH:
             return accepted[:k]
     return exhaustive_search(index, vector, k, allowed, accept)
@@ -102,9 +102,9 @@ def search_keywords(
     allowed = index.facets.candidates(filters.facets())
     if allowed is not None and len(allowed) <= EXACT_SCAN_LIMIT:
         ranked = scores.top_among(allowed, k * OVERFETCH)
-        accepted = [hit for hit in ranked if accept(hit[0])]
+        accepted = first_accepted(ranked, accept, k)
         if len(accepted) < k and len(ranked) == k * OVERFETCH:
-            accepted = [hit for hit in scores.top_among(allowed, len(allowed)) if accept(hit[0])]
+            accepted = first_accepted(scores.top_among(allowed, len(allowed)), accept, k)
         return accepted[:k]
     return scores.top_accepted(k, accept)
 
@@ -121,7 +121,7 @@ def exhaustive_search(
     fetch = k * OVERFETCH * 8
     while True:
         ranked = index.matrix.nearest_among(vector, pool, fetch)
-        accepted = [hit for hit in ranked if accept(hit[0])]
+        accepted = first_accepted(ranked, accept, k)
         if len(accepted) >= k or len(ranked) < fetch:
             return accepted[:k]
         fetch *= 8

@@ -20,7 +20,7 @@ from graph.builders import raw_adjacency
 from graph.enums import NodeKind
 from graph.errors import NodeNotFoundError, ValidationError
 
-from .filters import NO_FILTERS, RecallFilters, passes
+from .filters import NO_FILTERS, RecallFilters, accepting
 from .index import DualIndex
 from .keyword import KeywordScores
 from .matrix import Vector
@@ -129,10 +129,7 @@ def _rank(
     depth = max(limit * 3, 30)
     hits: dict[str, QueryHit] = {}
 
-    G = index.store.graph
-
-    def accept(node_id: str) -> bool:
-        return passes(G, filters, node_id)
+    accept = accepting(index.store.graph, filters)
 
     if vector is not None:
         found = index.vector_search(vector, depth, filters, accept)

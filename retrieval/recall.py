@@ -28,7 +28,7 @@ from graph.enums import EdgeType, RelationFamily
 from graph.timeutil import utc_now
 
 from .entities import entity_keys
-from .filters import NO_FILTERS, RecallFilters, passes
+from .filters import NO_FILTERS, RecallFilters, accepting
 from .index import DualIndex
 from .intents import PRESETS, Intent, WeightPreset, detect_intent
 from .keyword import KeywordScores
@@ -232,11 +232,12 @@ class _Recall:
         self.candidates: dict[str, _Candidate] = {}
         self.anchors: list[str] = []
         self._verdicts: dict[str, bool] = {}  # memo: one ranking asks about a node many times
+        self._accept = accepting(self.G, filters)
 
     def _passes(self, node_id: str) -> bool:
         verdict = self._verdicts.get(node_id)
         if verdict is None:
-            verdict = self._verdicts[node_id] = passes(self.G, self.filters, node_id)
+            verdict = self._verdicts[node_id] = self._accept(node_id)
         return verdict
 
     def collect(self) -> None:
@@ -263,8 +264,7 @@ class _Recall:
         pool = sorted(fused)
         missing = [i for i in pool if i not in cosines]
         cosines.update(self.index.matrix.similarities(self.vector, missing))
-        for node_id in pool:
-            candidate = self._score(node_id, cosines.get(node_id, 0.0))
+        for node_id, candidate in zip(pool, self._score_many(pool, cosines), strict=True):
             for name, rank in ranks[node_id].items():
                 candidate.signals[f"{name}Rank"] = float(rank)
             candidate.signals["rrf"] = fused[node_id]
@@ -287,6 +287,27 @@ class _Recall:
                 relevance += t.entity_weight * share
         return _Candidate(relevance, signals)
 
+    def _score_many(self, node_ids: list[str], cosines: Mapping[str, float]) -> list[_Candidate]:
+        """:meth:`_score` of each node (cosine 0 when unknown), the keyword scores read at once."""
+        t = self.tuning
+        keyword_max, vector_max = self.keyword_max, self.vector_max
+        query_entities, entity_total = self.query_entities, self.entity_total
+        keys_of = self.index.entities.keys_of
+        out: list[_Candidate] = []
+        for node_id, found in zip(node_ids, self.keyword.of_many(node_ids), strict=True):
+            keyword = found / keyword_max
+            vector = max(cosines.get(node_id, 0.0), 0.0) / vector_max
+            signals = {"keyword": keyword, "vector": vector}
+            relevance = t.keyword_weight * keyword + t.vector_weight * vector
+            if query_entities:
+                held = set(keys_of(node_id))
+                share = sum(idf for key, idf in query_entities if key in held) / entity_total
+                if share:
+                    signals["entity"] = share
+                    relevance += t.entity_weight * share
+            out.append(_Candidate(relevance, signals))
+        return out
+
     def traverse(self) -> None:
         preset = self.preset
         trust = preset.families.relative()
@@ -302,37 +323,45 @@ class _Recall:
         for _depth in range(preset.max_depth):
             # Each offer keeps the path its source had when offering: a source improved later
             # in the same round must not hand the target a path the offer never took.
-            offers: dict[str, tuple[float, str, Step, list[Step]]] = {}
+            # (offer, source, (type, weight, outgoing), source's path): the step is built
+            # only for the offers that are taken.
+            offers: dict[str, tuple[float, str, tuple[str, float, bool], list[Step]]] = {}
             for source in frontier:
-                if len(raw.succ[source]) + len(raw.pred[source]) > preset.max_fanout:
+                succ, pred = raw.succ[source], raw.pred[source]
+                if len(succ) + len(pred) > preset.max_fanout:
                     continue  # a hub's evidence is spread too thin to pass on (and costly)
                 parent = self.candidates[source]
+                parent_score = parent.score
                 on_path = {source, *path_nodes(parent.path)}
-                for target, edge_type, weight, outgoing in _neighbours(raw, source):
-                    if target in on_path:
-                        continue
-                    towards_cause = outgoing != (edge_type in CAUSE_FIRST)
-                    gain = gains[edge_type] if towards_cause else effect_gains[edge_type]
-                    offer = parent.score * gain * min(weight, 1.0)
-                    best = offers.get(target)
-                    if offer > 0 and (best is None or offer > best[0]):
-                        step = _step(source, target, edge_type, weight, outgoing)
-                        offers[target] = (offer, source, step, parent.path)
+                # Every edge at the source, out then in (see _neighbours: the same order).
+                for adjacency, outgoing in ((succ, True), (pred, False)):
+                    for target, keyed in adjacency.items():
+                        if target in on_path:
+                            continue
+                        for edge_type, attrs in keyed.items():
+                            weight = float(attrs.get("weight", 1.0))
+                            towards_cause = outgoing != (edge_type in CAUSE_FIRST)
+                            gain = gains[edge_type] if towards_cause else effect_gains[edge_type]
+                            offer = parent_score * gain * min(weight, 1.0)
+                            best = offers.get(target)
+                            if offer > 0 and (best is None or offer > best[0]):
+                                edge = (edge_type, weight, outgoing)
+                                offers[target] = (offer, source, edge, parent.path)
             room = max(0, preset.max_nodes - len(self.candidates))
             admitted = sorted(t for t in offers if t not in self.candidates)[:room]
             cosines = self.index.matrix.similarities(self.vector, admitted)
-            for target in admitted:
-                self.candidates[target] = self._score(target, cosines.get(target, 0.0))
+            for target, scored in zip(admitted, self._score_many(admitted, cosines), strict=True):
+                self.candidates[target] = scored
             improved: list[str] = []
             for target in sorted(offers):
                 candidate = self.candidates.get(target)
-                offer, source, step, trail = offers[target]
+                offer, source, (edge_type, weight, outgoing), trail = offers[target]
                 if candidate is None or offer <= candidate.offer:
                     continue
                 if self._explained_through(source, target):
                     continue  # no circles: the offer rests on the node it would explain
                 candidate.offer = offer
-                candidate.path = [*trail, step]
+                candidate.path = [*trail, _step(source, target, edge_type, weight, outgoing)]
                 improved.append(target)
             improved.sort(key=lambda i: (-self.candidates[i].score, i))
             frontier = improved[: preset.beam_width]

@@ -126,13 +126,15 @@ def record(
     note: Mapping[str, Any] | None = None,
     links: Sequence[tuple[str, EdgeType]] = (),
     contradictions: Sequence[Suggestion] | None = None,
+    neighbours: list[tuple[str, float]] | None = None,
 ) -> WriteResult:
     """Record a decision with its derived edges (plus caller ``edges``).
 
     ``confirm`` lists ids of suggested edges (``relates_to`` candidates or contradictions) the
     caller accepts up front; they are written with the decision instead of being suggested.
     ``links`` are ``(target, type)`` edges from the new decision, written in the same event.
-    ``contradictions`` is the guardrail's contradiction pass, reused instead of recomputed.
+    ``contradictions`` is the guardrail's contradiction pass, reused instead of recomputed;
+    ``neighbours`` the semantic neighbours of ``vector``, scanned under the caller's lock.
     """
     config = config or AutoEdgeConfig()
     text = compose_embedding_text(draft.text, draft.context, draft.pattern)
@@ -163,7 +165,7 @@ def record(
             vector=vector,
             stream=stream_of(draft.project, actor),
         )
-        plan = plan_edges(index, item, config, contradictions)
+        plan = plan_edges(index, item, config, contradictions, neighbours)
         wanted = set(confirm)
         kept: list[Suggestion] = []
         for suggestion in plan.suggestions:

@@ -8,6 +8,8 @@ server (a read-only store with private in-memory indexes).
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 import uuid
@@ -21,10 +23,12 @@ from pydantic import BaseModel, ConfigDict
 
 from graph.errors import DecigraphError, StoreLockedError
 from graph.eventstore import is_postgres_url, open_event_store
+from graph.gcpause import freeze_heap, freeze_new, refreeze_heap
 from graph.ids import IdSource
 from graph.lockfile import DirectoryLock
 from graph.store import DecisionStore, StoreOptions
 from retrieval.embedder import Embedder, MiniLMEmbedder
+from retrieval.embedworker import BootEmbedder
 from retrieval.index import DualIndex
 from retrieval.vector import ChromaVectorIndex
 
@@ -39,6 +43,37 @@ logger = logging.getLogger(__name__)
 
 class SetupError(DecigraphError):
     """A setting the process cannot start with (the message names it)."""
+
+
+class Timeline:
+    """When each stage of a start-up ended, in seconds since the process started (read from
+    ``/proc``; since this object was made where there is no ``/proc``). ``decigraph serve``
+    prints it once the model is warm (README "Start-up and GC pauses")."""
+
+    def __init__(self) -> None:
+        self._origin = time.perf_counter() - _process_age()
+        self._lock = threading.Lock()
+        self.marks: dict[str, float] = {}
+
+    def mark(self, stage: str) -> None:
+        with self._lock:
+            self.marks[stage] = round(time.perf_counter() - self._origin, 3)
+
+    def line(self) -> str:
+        with self._lock:
+            marks = sorted(self.marks.items(), key=lambda item: item[1])
+        return ", ".join(f"{stage} {at:.2f} s" for stage, at in marks)
+
+
+def _process_age() -> float:
+    """Seconds since this process started (0.0 where ``/proc`` does not say)."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        hertz = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, uptime - ticks / hertz)
 
 
 def rule_paths(settings: Settings) -> list[Path]:
@@ -95,45 +130,103 @@ def open_index(
 
 
 def open_app(
-    settings: Settings, embedder: Embedder | None = None, *, mode: Mode = "writer"
+    settings: Settings,
+    embedder: Embedder | None = None,
+    *,
+    mode: Mode = "writer",
+    timeline: Timeline | None = None,
 ) -> Decigraph:
     """A store with its indexes and rules, ready for the use cases.
 
     ``mode="writer"`` takes the directory lock (:class:`~graph.errors.StoreLockedError` when a
     server holds it); ``"read_only"`` writes nothing in the directory and keeps its vectors in a
     private in-memory ChromaDB; ``"auto"`` is the writer when it can be, else read-only.
+    ``timeline`` hears when the store, ChromaDB and the indexes are open. With
+    ``settings.gc_freeze`` what was loaded is then frozen (:func:`graph.gcpause.freeze_heap`).
     """
+    timeline = timeline or Timeline()
     rules = load_rules(rule_paths(settings))  # bad rules stop start-up, before any lock
     breakers = BreakerRuntime(load_breakers(rule_paths(settings)))  # so do bad breakers
     if mode != "read_only":
         try:
-            return _writer(settings, embedder, rules, breakers)
+            app = _writer(settings, embedder, rules, breakers, timeline)
         except StoreLockedError:
             if mode == "writer":
                 raise
+        else:
+            _load_model_here(embedder)
+            return app
     store = open_store(settings, read_only=True)
+    timeline.mark("store")
     try:
         vectors = ChromaVectorIndex.ephemeral(f"reader-{uuid.uuid4().hex[:12]}")
         index = DualIndex.open_detached(store, embedder or _embedder(settings), vectors)
     except BaseException:
         store.close()
         raise
-    return Decigraph(settings, store, index, rules, read_only=True, breakers=breakers)
+    timeline.mark("indexes")
+    app = Decigraph(settings, store, index, rules, read_only=True, breakers=breakers)
+    _freeze_loaded(app)
+    _load_model_here(embedder)
+    return app
+
+
+def _load_model_here(embedder: Embedder | None) -> None:
+    """The store and indexes are open: the GIL is free for this process's own copy of the
+    model (a :class:`BootEmbedder`'s helper answers meanwhile)."""
+    if isinstance(embedder, BootEmbedder):
+        embedder.start_local()
 
 
 def _writer(
-    settings: Settings, embedder: Embedder | None, rules: list[Rule], breakers: BreakerRuntime
+    settings: Settings,
+    embedder: Embedder | None,
+    rules: list[Rule],
+    breakers: BreakerRuntime,
+    timeline: Timeline,
 ) -> Decigraph:
     store = open_store(settings)
+    timeline.mark("store")
     try:
-        index = open_index(store, settings, embedder)
+        vectors = open_vectors(settings)
+        timeline.mark("chromadb")
+        index = DualIndex.open(store, embedder or _embedder(settings), vectors)
     except BaseException:
         store.close()
         raise
+    timeline.mark("indexes")
     app = Decigraph(settings, store, index, rules, breakers=breakers)
     store.reset_listeners.append(app.forget_derived)
+    _freeze_loaded(app)
     store.follow()  # a shared log: apply the other replicas' events as they commit
     return app
+
+
+def _freeze_loaded(app: Decigraph) -> None:
+    """Freeze the loaded store and indexes, again after each rebuild of the store from its log
+    (the last reset listener: the indexes and derived views are rebuilt by then), and each past
+    graph an ``asOf`` read builds (:mod:`graph.timetravel`)."""
+    if app.settings.gc_freeze:
+        freeze_heap()
+        app.store.reset_listeners.append(refreeze_heap)
+        app.past.freeze = True
+        app.store.listeners.append(_Refreezer())
+
+
+class _Refreezer:
+    """Freeze again every :attr:`EVERY` events applied: what writes add since the last freeze
+    is long-lived too, and unfrozen it would grow the generation-2 pauses back. The garbage
+    made since the last freeze is collected first (:func:`graph.gcpause.freeze_new`)."""
+
+    EVERY = 10_000
+
+    def __init__(self) -> None:
+        self.applied = 0
+
+    def __call__(self, event: object) -> None:
+        self.applied += 1
+        if self.applied % self.EVERY == 0:
+            freeze_new()
 
 
 @dataclass(frozen=True)
@@ -187,28 +280,76 @@ def copy_log(settings: Settings, target: str) -> CopiedLog:
 class Warmup:
     """The embedding model loaded and run once, in the background, as a server starts: the
     first write then does not pay the model's load (seconds), and ``/ready`` says when it is
-    done (:attr:`state`: ``pending``, ``loading``, ``warm`` or ``failed``)."""
+    done (:attr:`state`: ``pending``, ``loading``, ``warm`` or ``failed``).
+
+    Built on an app (its index's embedder) or, so that the model loads while the store and the
+    indexes open (:meth:`early`), on the embedder the app will be given. A request that
+    embeds before the model is loaded waits for it (the embedder loads once, under its lock);
+    nothing answers from a half-loaded model. ``freeze``: :func:`graph.gcpause.freeze_heap`
+    once warm (the model's modules and weights are long-lived too).
+    """
 
     TEXT = "decigraph warm-up"
 
-    def __init__(self, app: Decigraph) -> None:
-        self._app = app
+    def __init__(
+        self,
+        app: Decigraph | Embedder,
+        *,
+        freeze: bool = False,
+        timeline: Timeline | None = None,
+    ) -> None:
+        self._own: Embedder | None = None if isinstance(app, Decigraph) else app
+        self._embed = app.index.embed if isinstance(app, Decigraph) else app.embed
+        self.freeze = freeze
+        self.timeline = timeline
         self.state: ModelState = "pending"
         self.error: str | None = None
         self.seconds: float | None = None
+        self.done = threading.Event()
+
+    @classmethod
+    def early(cls, settings: Settings) -> Warmup:
+        """A warm-up of the model ``settings`` configure, started now, before the store opens:
+        pass :attr:`embedder` and :attr:`timeline` (its first mark: ``imports``, now) to
+        :func:`open_app`."""
+        timeline = Timeline()
+        timeline.mark("imports")
+        embedder: Embedder = _embedder(settings)
+        if settings.model_boot == "process":
+
+            def loaded_here() -> None:
+                timeline.mark("model loaded in process")
+                if settings.gc_freeze:
+                    freeze_heap()
+
+            embedder = BootEmbedder(_embedder(settings), on_local=loaded_here)
+        warmup = cls(embedder, freeze=settings.gc_freeze, timeline=timeline)
+        warmup.start()
+        return warmup
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder warmed, when built on one (``None``: on an app's)."""
+        return self._own
 
     def run(self) -> None:
         self.state = "loading"
         started = time.perf_counter()
         try:
-            self._app.index.embed([self.TEXT])
+            self._embed([self.TEXT])
         except Exception as exc:  # reported by /ready; every write would hit it too
             logger.exception("warming the embedding model failed")
             self.error = f"{type(exc).__name__}: {exc}"
             self.state = "failed"
+            self.done.set()
             return
         self.seconds = round(time.perf_counter() - started, 3)
+        if self.timeline is not None:
+            self.timeline.mark("model warm")
+        if self.freeze:
+            freeze_heap()
         self.state = "warm"
+        self.done.set()
 
     def start(self) -> threading.Thread:
         thread = threading.Thread(target=self.run, name="decigraph-warmup", daemon=True)
@@ -275,3 +416,23 @@ def readiness(app: Decigraph, warmup: Warmup | None) -> Readiness:
         indexed=indexed,
         error=None if warmup is None else warmup.error,
     )
+
+
+def announce_startup(warmup: Warmup, serving: Callable[[], bool]) -> None:
+    """Print the warm-up's start-up timeline to stderr once the server listens (``serving()``)
+    and the model is warm (or failed), from a daemon thread: ``decigraph: start-up: imports
+    0.9 s, store 4.1 s, ...`` (seconds since the process started)."""
+    timeline = warmup.timeline
+    if timeline is None:
+        return
+
+    def watch() -> None:
+        while not serving():
+            time.sleep(0.02)
+        timeline.mark("serving")
+        warmup.done.wait()
+        if isinstance(warmup.embedder, BootEmbedder):  # and its own copy, after the helper's
+            warmup.embedder.local_done.wait(600)
+        print(f"decigraph: start-up: {timeline.line()}", file=sys.stderr, flush=True)
+
+    threading.Thread(target=watch, name="decigraph-startup", daemon=True).start()

@@ -96,3 +96,16 @@ class Settings(BaseSettings):
     keeps a write's or a recall's p95 within 2x its median when other processes are busy on
     the cores, where torch's default made the p95 ten times the median (README
     "Performance"); more only speeds up large batches (``import``) on an otherwise idle host."""
+    gc_freeze: bool = True
+    """Move what a loaded store, its indexes and the model hold out of the cyclic garbage
+    collector's reach (``gc.freeze``) once they are loaded, and again after the store is
+    rebuilt: generation-2 collections then walk only what was allocated since, instead of
+    pausing every request thread 0.5-0.7 s at 100k decisions (README "Start-up and GC
+    pauses"). ``false`` leaves the collector as Python sets it."""
+    model_boot: Literal["thread", "process"] = "thread"
+    """How ``serve`` loads the model while its store opens: ``thread`` (default), in a thread
+    started before the store opens (the GIL lets it overlap little with the store's load, but
+    a request never waits for both in turn); ``process``, in a helper process that answers
+    embeddings over a pipe until the server's own copy, loaded once the store and indexes are
+    open, is warm: the two loads can use two idle cores, but on a busy host the helper only
+    competes for them (measured slower there; README "Start-up and GC pauses")."""

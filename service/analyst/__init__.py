@@ -62,8 +62,11 @@ def open_local(
         Defaults to the bundled all-MiniLM-L6-v2 (loaded on the first query that embeds).
     settings : Settings, optional
         Other settings (guardrails, Chroma server); ``data_dir`` comes from the argument.
+        Without them the collector is left alone (``gc_freeze=False``): freezing the heap
+        suits a server, not the notebook or script that opened the store.
     """
-    settings = (settings or Settings()).model_copy(update={"data_dir": Path(data_dir)})
+    base = settings or Settings().model_copy(update={"gc_freeze": False})
+    settings = base.model_copy(update={"data_dir": Path(data_dir)})
     if not (settings.data_dir / "events.jsonl").exists():
         raise FileNotFoundError(f"{settings.data_dir} holds no decigraph store (no events.jsonl)")
     mode: Mode = "read_only" if read_only else ("writer" if read_only is False else "auto")

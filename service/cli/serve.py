@@ -4,8 +4,9 @@ serve.
 Order matters for operators: the port is bound first (a port in use fails at once, before a
 long catch-up), then the store and its indexes are opened (the directory lock; a read-only
 directory, bad rules or an unreachable ChromaDB end here with one line on stderr), then the
-address goes to ``<data-dir>/server.json`` and the model warms in the background while the
-server answers (``/health`` at once, ``/ready`` once the model is warm).
+address goes to ``<data-dir>/server.json``. The model loads and warms in a background thread
+started before the store opens (a request that embeds meanwhile waits for it; ``/health``
+answers at once, ``/ready`` once the model is warm).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def unwritable(data_dir: Path) -> str | None:
 def serve(settings: Settings) -> int:
     import uvicorn
 
-    from service.composition import Warmup, open_app
+    from service.composition import Warmup, announce_startup, open_app
     from service.http.app import create_app
     from service.http.auth import AuthConfigError, load_tokens
     from service.http.events import end_streams_on_exit
@@ -87,19 +88,19 @@ def serve(settings: Settings) -> int:
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         start_tracing(settings)  # DECIGRAPH_TRACING: before the app, so it is traced throughout
-        app = open_app(settings)
+        warmup = Warmup.early(settings)  # the model loads while the store opens
+        app = open_app(settings, warmup.embedder, timeline=warmup.timeline)
         webhooks = start_webhooks(app, hooks)  # None: no webhook configured
         try:
             url = url_of(sock)
             publish(settings.data_dir, url)
-            warmup = Warmup(app)
-            warmup.start()
             print(
                 f"decigraph: {app.store.seq} events from {settings.data_dir}; serving {url}/cstp",
                 file=sys.stderr,
             )
             config = uvicorn.Config(create_app(app, tokens, warmup), host=settings.host)
             server = uvicorn.Server(config)
+            announce_startup(warmup, lambda: server.started)  # one line on stderr
             end_streams_on_exit(server, app)  # SIGTERM ends the GET /events streams too
             server.run(sockets=[sock])
         finally:

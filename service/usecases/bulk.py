@@ -40,9 +40,11 @@ from graph.errors import DecigraphError
 from graph.model import Edge, Node
 from graph.restore import ImportReport as RestoreReport
 from graph.store import DecisionStore
+from retrieval.matrix import Vector
 
 from .context import Decigraph
 from .inputs import RecordDecision
+from .prefetch import EmbedAhead, Pending, pipeline_enabled
 from .writes import embedding_texts, record_decision, remember_item
 
 BATCH = 64
@@ -214,35 +216,79 @@ def import_items(
     """Write ``(line number, item)`` pairs in order, embedding each batch in one model call.
 
     Lines that will not be written (by id or identical) are found before the batch is embedded,
-    and again just before each write (an earlier line of the batch may have stored them).
+    and again before the batch and each write (an earlier line may have stored them). The next
+    batch is embedded in a worker while this one is written (:mod:`.prefetch`): its lines are
+    judged on the graph before this batch's writes, so a line that this batch makes a duplicate
+    is embedded for nothing, and still reported as the duplicate it is when its turn comes.
     """
     stored = _Stored(app.store)
-    for start in range(0, len(items), BATCH):
-        chunk = items[start : start + BATCH]
-        todo: list[tuple[int, Item]] = []
-        for number, item in chunk:
-            known = _classify(app, stored, item)
-            if known is None:
-                todo.append((number, item))
-            else:
-                report.note(number, known[0], **known[1])
-        wanted = [_texts(item) for _, item in todo]
-        flat = app.index.embed([t for group in wanted for t in group])
-        at = 0
-        for index, ((number, item), group) in enumerate(zip(todo, wanted, strict=True)):
-            vectors = flat[at : at + len(group)]
-            at += len(group)
-            written = _write(app, stored, number, item, vectors, actor, report, skip_guardrails)
-            if not written and on_error == "abort":
-                report.aborted = True
-                for later, _ in [*todo[index + 1 :], *items[start + len(chunk) :]]:
-                    report.note(later, "not_reached")
-                app.index.flush()
-                return report
-        if progress is not None:
-            progress(report)
+    chunks = [items[start : start + BATCH] for start in range(0, len(items), BATCH)]
+    ahead = pipeline_enabled()
+    with EmbedAhead(app.index.embed, ahead) as embedder:
+        upcoming = _embed_batch(app, stored, chunks[0], embedder) if chunks else None
+        for k, chunk in enumerate(chunks):
+            assert upcoming is not None
+            current, upcoming = upcoming, None
+            if ahead and k + 1 < len(chunks):
+                upcoming = _embed_batch(app, stored, chunks[k + 1], embedder)
+            todo: list[tuple[int, Item]] = []
+            for number, item in chunk:
+                known = _classify(app, stored, item)
+                if known is None:
+                    todo.append((number, item))
+                else:
+                    report.note(number, known[0], **known[1])
+            vectors = current.vectors()
+            for index, (number, item) in enumerate(todo):
+                group = vectors.get(number)
+                if group is None:  # stored when its batch was embedded, gone since: embed now
+                    group = app.index.embed(_texts(item))
+                written = _write(app, stored, number, item, group, actor, report, skip_guardrails)
+                if not written and on_error == "abort":
+                    report.aborted = True
+                    end = sum(len(c) for c in chunks[: k + 1])
+                    for later, _ in [*todo[index + 1 :], *items[end:]]:
+                        report.note(later, "not_reached")
+                    if upcoming is not None:
+                        upcoming.cancel()
+                    app.index.flush()
+                    return report
+            if not ahead and k + 1 < len(chunks):
+                upcoming = _embed_batch(app, stored, chunks[k + 1], embedder)
+            if progress is not None:
+                progress(report)
     app.index.flush()
     return report
+
+
+@dataclass
+class _Batch:
+    """The lines of a batch that need vectors (by line number: their texts), being embedded."""
+
+    wanted: dict[int, list[str]]
+    pending: Pending[Vector]
+
+    def vectors(self) -> dict[int, list[Vector]]:
+        flat = self.pending.result()
+        out: dict[int, list[Vector]] = {}
+        at = 0
+        for number, texts in self.wanted.items():
+            out[number] = flat[at : at + len(texts)]
+            at += len(texts)
+        return out
+
+    def cancel(self) -> None:
+        self.pending.cancel()
+
+
+def _embed_batch(
+    app: Decigraph, stored: _Stored, chunk: Sequence[tuple[int, Item]], embedder: EmbedAhead[Vector]
+) -> _Batch:
+    """Start embedding what ``chunk``'s lines to be written need, in one model call."""
+    wanted = {
+        number: _texts(item) for number, item in chunk if _classify(app, stored, item) is None
+    }
+    return _Batch(wanted, embedder.submit([t for group in wanted.values() for t in group]))
 
 
 def _write(

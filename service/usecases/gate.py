@@ -11,6 +11,7 @@ section, with the statement's embedding computed beforehand, and reuse its contr
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -141,28 +142,47 @@ def graph_constraint(
     for s in detected:
         if s.target not in exempt:
             targets.setdefault(s.target, s.reason)
-    if not targets:  # the common case: no PageRank (about 0.15 s at 100k) for nothing
+    if not targets:
         return []
     threshold = app.settings.salience_threshold
-    salience = app.store.salience()
+    active = [t for t in sorted(targets) if effective_lifecycle(G, t) is Lifecycle.ACCEPTED]
     findings = []
-    for target in sorted(targets):
-        score = salience.get(target, 0.0)
-        if effective_lifecycle(G, target) is not Lifecycle.ACCEPTED or score <= threshold:
+    for target, (score, exact) in target_salience(app, active, threshold).items():
+        if score <= threshold:
             continue
         summary = str(G.nodes[target]["text"])[:120]
+        shown = f"{score:.2f}" if exact else f"at least {score:.2f}"
         findings.append(
             Finding(
                 GRAPH_GUARDRAIL,
                 GRAPH_GUARDRAIL_NAME,
                 f"contradicts active decision {target} ({summary!r}; {targets[target]}), "
-                f"whose salience {score:.2f} exceeds {threshold:.2f}",
+                f"whose salience {shown} exceeds {threshold:.2f}",
                 "block",
                 f"supersede {target} in the same call (supersedes: [{target!r}]), "
                 "or record with an explicit override",
             )
         )
     return findings
+
+
+#: ``DECIGRAPH_GATE_SALIENCE=exact``: the gate reads the whole-graph salience (one PageRank per
+#: write that contradicts something; the behaviour before issue 16, kept for comparison).
+GATE_SALIENCE_ENV = "DECIGRAPH_GATE_SALIENCE"
+
+
+def target_salience(
+    app: Decigraph, targets: Sequence[str], threshold: float
+) -> dict[str, tuple[float, bool]]:
+    """``{target: (salience, exact)}`` in id order, from what leans on each target only
+    (:meth:`~graph.store.DecisionStore.salience_of`: no whole-graph PageRank after every
+    write). ``exact`` is False for a hub whose lower bound already exceeds ``threshold``: the
+    verdict is the same as with the exact score, which the message then does not claim."""
+    if os.environ.get(GATE_SALIENCE_ENV) == "exact":
+        scores = app.store.salience()
+        return {t: (scores.get(t, 0.0), True) for t in sorted(targets)}
+    local = app.store.salience_of(targets, at_least=threshold)
+    return {t: (s.score, s.exact) for t, s in local.items()}
 
 
 def graph_rule_description(app: Decigraph) -> str:

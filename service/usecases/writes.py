@@ -2,14 +2,17 @@
 
 Each takes validated input (:mod:`.inputs`) and the caller's identity (``actor``, the agent the
 token maps to) and returns a typed result. Writes that can create a contradiction run the gate
-and the append in one critical section: the statement is embedded first (outside any lock),
-then, under the store lock, the guardrails judge the graph as it is and the event is appended
-before any other write can change it.
+and the append in one critical section: the stored text is embedded first, once, outside any
+lock (the gate's contradiction pass reads statements, not vectors; auto-edges and the vector
+index reuse that one vector), then, under the store lock, the guardrails judge the graph as it
+is and the event is appended before any other write can change it. A write that changes no
+embedded field (an update of confidence, tags, stakes...) embeds nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +23,7 @@ from graph.enums import EdgeType
 from graph.errors import ValidationError
 from graph.model import Edge, Node
 from graph.store import LinkResult
-from retrieval.autoedges import Suggestion
+from retrieval.autoedges import Suggestion, semantic_neighbours
 from retrieval.matrix import Vector
 from retrieval.text import compose_embedding_text
 from retrieval.writes import WriteResult, record, remember
@@ -38,6 +41,9 @@ from .inputs import (
     UpdateDecision,
 )
 from .rules import GuardrailBlockedError, Verdict
+
+#: One scanning thread: writes hold the store lock while they scan, so one is never waiting.
+_SCANS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decigraph-scan")
 
 
 @dataclass
@@ -140,20 +146,33 @@ def record_decision(
     if rule_fields is None:
         rule_fields = rule_view(cmd) if draft is None else draft_view(draft)
     draft = draft or cmd.draft()
-    stored_vector, statement_vector = vectors or embed_decision(app, draft)
+    statement_vector: Vector | None = None  # the gate does not need it: not embedded for it
+    if vectors is not None:
+        stored_vector, statement_vector = vectors
+    else:
+        stored_vector = app.index.embed(
+            [embedding_texts(draft.text, draft.context, draft.pattern)[0]]
+        )[0]
     cand = candidate(rule_fields, contradicts=cmd.contradicts, supersedes=cmd.supersedes)
     edges = [(t, EdgeType.CONTRADICTS) for t in cmd.contradicts]
     edges += [(t, EdgeType.SUPERSEDES) for t in cmd.supersedes]
     edges += links
     with app.store.writing():
-        if skip_guardrails is None:
-            judged = judge(app, cand, statement_vector, agent=actor)
-            note = admit(judged.verdict, cmd.override)
-            verdict, contradictions = judged.verdict, judged.contradictions
-        else:
-            require_targets(app, cand)
-            note = {"guardrailsSkipped": {"reason": skip_guardrails}}
-            verdict, contradictions = Verdict(), None
+        # The semantic neighbours (an exact scan of every stored vector: numpy, without the
+        # GIL) are scanned on another core while the gate reads statements; both under the lock,
+        # so the scan sees exactly the matrix the edges are written against.
+        scan = _SCANS.submit(semantic_neighbours, app.index, stored_vector, app.auto_edges)
+        try:
+            if skip_guardrails is None:
+                judged = judge(app, cand, statement_vector, agent=actor)
+                note = admit(judged.verdict, cmd.override)
+                verdict, contradictions = judged.verdict, judged.contradictions
+            else:
+                require_targets(app, cand)
+                note = {"guardrailsSkipped": {"reason": skip_guardrails}}
+                verdict, contradictions = Verdict(), None
+        finally:
+            neighbours = scan.result()  # never let the lock go while the scan reads the matrix
         if app.on_gated is not None:
             app.on_gated()
         result = record(
@@ -166,20 +185,19 @@ def record_decision(
             note=note,
             links=edges,
             contradictions=contradictions,
+            neighbours=neighbours,
         )
     overridden = note is not None and "guardrailOverride" in note
     return Recorded(result.node, result.edges, result.suggestions, verdict, overridden)
 
 
-def _after(current: Node, changes: Mapping[str, Any], gated: object) -> tuple[str, str]:
-    """:func:`embedding_texts` of ``current`` once ``changes`` apply; without the gate only the
-    stored text is needed, and the statement slot repeats it (one text to embed)."""
-    stored, statement = embedding_texts(
+def _stored_text(current: Node, changes: Mapping[str, Any]) -> str:
+    """The stored (embedded) text of ``current`` once ``changes`` apply."""
+    return embedding_texts(
         str(changes.get("text") or current.text),
         changes.get("context", current.context),
         changes.get("pattern", current.pattern),
-    )
-    return stored, statement if gated else stored
+    )[0]
 
 
 def changed_fields(
@@ -207,9 +225,10 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
     exactly like recording the decision as it would then read.
 
     Only the fields whose value differs are written (:func:`changed_fields`); when none does,
-    nothing is logged and the version stays (``fields`` is empty). Whatever must be embedded
-    (the new stored text; the statement the gate judges) is embedded in one call before the
-    lock, as a record is; the gate and the append share one critical section.
+    nothing is logged and the version stays (``fields`` is empty). Only a change of an
+    embedded field (statement, context, pattern) embeds, once, before the lock, as a record
+    does; any other change keeps the stored vector. The gate and the append share one
+    critical section.
     """
     given = cmd.changes.given()
     if not given:
@@ -222,17 +241,23 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
         if not (GATED_CHANGES | EMBEDDED_CHANGES) & changes.keys():
             node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
             return Updated(node, sorted(changes))
-    texts = _after(current, changes, GATED_CHANGES & changes.keys())
-    vectors = embed_pair(app, *texts)
+    text: str | None = None
+    vector: Vector | None = None
+    if EMBEDDED_CHANGES & changes.keys():
+        text = _stored_text(current, changes)
+        vector = app.index.embed([text])[0]
     with app.store.writing():
         current = app.store.get(cmd.id)
         changes = changed_fields(current, given, cmd.expected_version)  # changed meanwhile?
         if not changes:
             return Updated(current, [])
         gated = bool(GATED_CHANGES & changes.keys())
-        if _after(current, changes, gated) != texts:  # embed what is there now
-            texts = _after(current, changes, gated)
-            vectors = embed_pair(app, *texts)
+        if EMBEDDED_CHANGES & changes.keys():
+            now = _stored_text(current, changes)
+            if now != text or vector is None:  # embed what is there now
+                text, vector = now, app.index.embed([now])[0]
+        else:
+            text = vector = None
         verdict, note = None, None
         if gated:
             merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
@@ -242,12 +267,15 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
                 if k == EdgeType.SUPERSEDES.value
             ]
             cand = candidate(merged, supersedes=superseded, node_id=cmd.id)
-            verdict = judge(app, cand, vectors[1], agent=actor).verdict
+            verdict = judge(app, cand, None, agent=actor).verdict
             note = admit(verdict, cmd.override)
             if app.on_gated is not None:
                 app.on_gated()
-        with app.index.prepared(texts[0], vectors[0]):
+        if text is None or vector is None:
             node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
+        else:
+            with app.index.prepared(text, vector):
+                node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
     return Updated(node, sorted(changes), verdict, note is not None)
 
 

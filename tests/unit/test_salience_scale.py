@@ -13,6 +13,7 @@ import networkx as nx
 import pytest
 
 from graph.algorithms.salience import compute_salience
+from graph.algorithms.salience_local import local_salience
 from graph.builders import build_graph
 from graph.enums import EdgeType
 from service import usecases
@@ -83,7 +84,11 @@ def synthetic(n: int, seed: int = 11) -> nx.MultiDiGraph[str]:
 
 def gate(G: nx.MultiDiGraph[str], scores: dict[str, float], target: str) -> bool:
     """Whether the graph guardrail blocks contradicting ``target`` (the real rule, stub app)."""
-    store = SimpleNamespace(graph=G, salience=lambda: scores)
+    store = SimpleNamespace(
+        graph=G,
+        salience=lambda: scores,
+        salience_of=lambda ids, **_: {i: local_salience(G, i) for i in ids},
+    )
     app = cast(
         Decigraph,
         SimpleNamespace(store=store, settings=SimpleNamespace(salience_threshold=THRESHOLD)),

@@ -12,6 +12,12 @@ is stored (``graph/`` and ``retrieval/``, except the query-only modules in ``QUE
 the versions of chromadb, torch and sentence-transformers. Benchmarks never write to it: they
 copy it (``copy_store``) and work on the copy.
 
+``DECIGRAPH_BENCH_STORES="100000=DIR,..."`` (``run_all.py --pin``) uses a store built earlier
+instead, ``DIR`` being a ``store-*`` cache directory (its ``meta.json`` and ``data/``): for a
+change that cannot alter what is stored (memory layout, a query path) when rebuilding 100k
+would cost the run 10-20 minutes. The build record then says ``pinned`` and whether the
+fingerprint differs from the current code's.
+
 Usage: python bench/dataset.py --size 100000 [--seed 11] [--rebuild]  (prints the path)
 """
 
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import shutil
 import sys
@@ -157,9 +164,27 @@ def build(data: Path, size: int, seed: int) -> dict[str, Any]:
     return meta
 
 
+PIN_ENV = "DECIGRAPH_BENCH_STORES"
+
+
+def pinned_stores() -> dict[int, Path]:
+    """``{size: cache directory}`` from ``DECIGRAPH_BENCH_STORES`` (``SIZE=DIR,...``)."""
+    pins: dict[int, Path] = {}
+    for item in filter(None, os.environ.get(PIN_ENV, "").split(",")):
+        size, _, where = item.partition("=")
+        pins[int(size)] = Path(where)
+    return pins
+
+
 def ensure_store(size: int, seed: int = 11, rebuild: bool = False) -> tuple[Path, dict[str, Any]]:
     """The cached data directory for (size, seed), built if missing; and its build record."""
     fp = fingerprint(size, seed)
+    pinned = pinned_stores().get(size)
+    if pinned is not None and not rebuild:
+        meta = json.loads((pinned / "meta.json").read_text())
+        built_fp = pinned.name.rsplit("-", 1)[-1]
+        extra = {"pinned": str(pinned), "current_code_fingerprint": fp}
+        return pinned / "data", {**meta, "fingerprint": built_fp, "reused": True, **extra}
     home = CACHE / f"store-{size}-s{seed}-{fp}"
     if rebuild:
         shutil.rmtree(home, ignore_errors=True)

@@ -23,6 +23,14 @@ from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
 from bench.report_history import feed, history
 from bench.report_perf import cli, graph_maintained, tails
+from bench.report_round2 import (
+    gc_pauses,
+    import_target,
+    large,
+    recall_target,
+    startup_timeline,
+    writes,
+)
 from bench.report_sections import (
     graph_section,
     keyword,
@@ -87,6 +95,9 @@ def stores(r: Report) -> None:
             if d["reused"]
             else f"built in this run in {d['fill_s'] + d['index_build_s']:,.0f} s"
         )
+        if d.get("pinned") and d["fingerprint"] != d.get("current_code_fingerprint"):
+            how += " by an earlier commit (pinned with `--pin`; the current code's fingerprint "
+            how += f"is `{d['current_code_fingerprint']}`)"
         rows.append(
             [
                 f"{d['decisions']:,}",
@@ -120,12 +131,18 @@ def render(results: Path) -> str:
     for section in (
         stores,
         write_path,
+        writes,
+        import_target,
         read_path,
+        recall_target,
         tails,
         graph_section,
         graph_maintained,
         startup,
+        startup_timeline,
+        gc_pauses,
         memory,
+        large,
         quality,
         contradictions,
         keyword,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import ROOT
+from bench.dataset import PIN_ENV
 from bench.report import render
 
 FULL_SIZES, QUICK_SIZES = (10_000, 100_000), (1_000, 2_000)
@@ -88,6 +90,20 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
         [],
         ["--size", "1000", "--writes", "105", "--queries", "55", "--threads", "0", "1"],
         3600,
+    ),
+    # recordDecision at 100k against its floor, and before (the exact whole-graph gate).
+    "writes": (
+        "bench_writes.py",
+        ["--sizes", "100000", "--writes", "200", "--compare"],
+        ["--sizes", "2000", "--writes", "40", "--block", "10"],
+        3600,
+    ),
+    # Generation-2 pauses with the loaded heap frozen and not (a synthetic 100k graph).
+    "gc": (
+        "bench_gc.py",
+        ["--synthetic", "100000", "--ops", "1000", "--runs", "1"],
+        ["--synthetic", "2000", "--ops", "200", "--runs", "1"],
+        1800,
     ),
 }
 
@@ -168,7 +184,16 @@ def main() -> None:
         action="store_true",
         help="with --only: keep the last run's other steps and record these as re-runs",
     )
+    parser.add_argument(
+        "--pin",
+        nargs="+",
+        default=[],
+        metavar="SIZE=DIR",
+        help="use this store-* cache directory for SIZE instead of building (bench/dataset.py)",
+    )
     args = parser.parse_args()
+    if args.pin:  # the steps are subprocesses: they read it from the environment
+        os.environ[PIN_ENV] = ",".join(args.pin)
     results = ROOT / ("bench/.cache/results-quick" if args.quick else "bench/results")
     logs = ROOT / "bench/.cache/logs" / ("quick" if args.quick else "full")
     results.mkdir(parents=True, exist_ok=True)
@@ -189,6 +214,7 @@ def main() -> None:
         "sizes": [small, large],
         "results_dir": str(results.relative_to(ROOT)),
         "command": "make bench" if not args.quick else "python bench/run_all.py --quick",
+        "pinned_stores": args.pin,
         "steps": {},
     }
     previous = results / "run.json"

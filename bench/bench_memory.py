@@ -161,24 +161,11 @@ def describe_store(data: Path) -> dict[str, Any]:
 
 
 # -- the served process ----------------------------------------------------------------------
-def record_params(rng: random.Random) -> dict[str, Any]:
-    from bench.dataset import draft_for
-
-    draft = draft_for(rng)
-    return {
-        "decision": draft.text,
-        "context": draft.context,
-        "category": str(draft.category),
-        "stakes": str(draft.stakes),
-        "confidence": draft.confidence,
-        "tags": draft.tags,
-        "project": draft.project,
-    }
-
-
 def serve_once(
     template: Path, work: Path, variant: str, n_queries: int, n_writes: int, seed: int
 ) -> dict[str, Any]:
+    from bench.bench_http import record_params
+
     data = work / "data"
     shutil.rmtree(data, ignore_errors=True)
     copy_store(template, data)

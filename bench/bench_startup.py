@@ -135,9 +135,8 @@ def with_tail(cached: Path, target: Path, tail: int, seed: int) -> int:
     index.close()  # the index snapshot covers the tail
     written = store.seq - before
     # Leave the store without a snapshot at close, as after a crash between two snapshots.
-    store._writer.close()  # type: ignore[union-attr]
-    store._writer = None
-    store._dir_lock.release()
+    store._writable = False  # close() then writes no snapshot (and closes the log, the lock)
+    store.close()
     return written
 
 

@@ -29,10 +29,9 @@ def check(
 ) -> Verdict:
     """Every guardrail's verdict on ``agent`` recording ``action`` now; nothing is logged.
 
-    ``vector`` is the statement's embedding when the caller already has it. A half-open
+    ``vector`` is the statement's embedding when the caller already has it; none is computed
+    for the check alone (the contradiction pass reads statements, not vectors). A half-open
     circuit breaker's probe is taken in memory, as CSTP's check takes it."""
-    if vector is None:
-        vector = app.index.embed([action.text])[0]
     cand = candidate(
         rule_view(action), contradicts=action.contradicts, supersedes=action.supersedes
     )

@@ -3,7 +3,13 @@
 ChromaDB answers "which items are nearest to this query"; recall also needs the exact cosine
 of arbitrary nodes (anchors found by keyword or recency, neighbours reached by traversal), and
 the write path needs the nearest existing items of a new one without flushing Chroma first.
-One matrix product serves both: at 100k x 384 it is ~150 MB and a full scan takes a few ms.
+One matrix product serves both: at 100k x 384 it is ~150 MB and a full scan takes ~15 ms.
+
+Beside the rows the matrix keeps each vector's sign sketch (one bit per dimension: 48 bytes
+at 384). :meth:`EmbeddingMatrix.nearest_sketched` ranks every row by the Hamming distance of
+sketches (reading 1/32 of the bytes a full scan reads), then rescores the closest ``pool`` rows
+exactly; the write path's neighbour scan uses it (``bench/bench_neighbours.py`` measures how
+often it agrees with the exact scan).
 """
 
 from __future__ import annotations
@@ -21,6 +27,26 @@ Matrix = npt.NDArray[np.float32]
 _MIN_CAPACITY = 64
 
 
+def _sketch_words(dimension: int) -> int:
+    return (dimension + 63) // 64
+
+
+def sign_sketch(vectors: Matrix) -> npt.NDArray[np.uint64]:
+    """One bit per dimension (set where the component is positive), packed into uint64 words.
+
+    Examples
+    --------
+    >>> int(sign_sketch(np.array([[0.5, -0.5, 0.1]], dtype=np.float32))[0, 0]) == 0b10100000
+    True
+    """
+    rows = np.atleast_2d(vectors)
+    words = _sketch_words(rows.shape[1])
+    packed = np.packbits(rows > 0, axis=1)
+    padded = np.zeros((rows.shape[0], words * 8), dtype=np.uint8)
+    padded[:, : packed.shape[1]] = packed
+    return padded.view(np.uint64)
+
+
 class EmbeddingMatrix:
     """Unit vectors by node id; rows stay dense (a removal moves the last row into the gap).
 
@@ -36,6 +62,9 @@ class EmbeddingMatrix:
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
         self._rows = np.zeros((_MIN_CAPACITY, dimension), dtype=np.float32)
+        # One row per sketch word, one column per vector: XOR and popcount then run over long
+        # contiguous runs (a row-major (n, 6) layout is ten times slower to reduce).
+        self._sketches = np.zeros((_sketch_words(dimension), _MIN_CAPACITY), dtype=np.uint64)
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
 
@@ -45,11 +74,15 @@ class EmbeddingMatrix:
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_rows"] = self._rows[: max(len(self._ids), 1)]  # a view: not the spare capacity
+        state.pop("_sketches", None)  # derived from the rows: recomputed on load
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
-        self._rows = _with_capacity(self._rows, len(self._ids))
+        used = len(self._ids)
+        self._rows = _with_capacity(self._rows, used)
+        self._sketches = np.zeros((_sketch_words(self.dimension), len(self._rows)), np.uint64)
+        self._sketches[:, :used] = sign_sketch(self._rows[:used]).T
 
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._row
@@ -71,9 +104,13 @@ class EmbeddingMatrix:
             row = len(self._ids)
             if row == len(self._rows):
                 self._rows = _with_capacity(self._rows, row + 1)
+                grown = np.zeros((self._sketches.shape[0], len(self._rows)), np.uint64)
+                grown[:, :row] = self._sketches[:, :row]
+                self._sketches = grown
             self._ids.append(node_id)
             self._row[node_id] = row
         self._rows[row] = vector
+        self._sketches[:, row] = sign_sketch(vector)[0]
 
     def remove(self, node_id: str) -> None:
         row = self._row.pop(node_id, None)
@@ -83,6 +120,7 @@ class EmbeddingMatrix:
         moved = self._ids.pop()
         if row != last:
             self._rows[row] = self._rows[last]
+            self._sketches[:, row] = self._sketches[:, last]
             self._ids[row] = moved
             self._row[moved] = row
 
@@ -136,6 +174,41 @@ class EmbeddingMatrix:
         )
         return ranked[:k]
 
+    def nearest_sketched(self, query: Vector, k: int, pool: int) -> list[tuple[str, float]]:
+        """The ``k`` most similar nodes among the ``pool`` whose sign sketches are closest to
+        the query's, by exact cosine (ties by id); :meth:`nearest` when ``pool`` covers all.
+
+        Every row tied with the ``pool``-th sketch distance is rescored too, so the answer
+        depends only on the stored vectors (not on their row order) and is the same on every
+        replica. Approximate: a neighbour whose sketch is farther than ``pool`` others is
+        missed; at a high cosine the sketches agree on almost every bit, so such misses are
+        confined to the weakest of the ``k``.
+        """
+        n = len(self._ids)
+        if pool <= 0 or n <= max(pool, k):
+            return self.nearest(query, k)
+        if k <= 0:
+            return []
+        sketch = sign_sketch(query)[0]
+        distances = np.bitwise_count(self._sketches[0, :n] ^ sketch[0]).astype(np.uint16)
+        for word in range(1, len(sketch)):
+            distances += np.bitwise_count(self._sketches[word, :n] ^ sketch[word])
+        # The distances are small integers: a histogram finds the pool's cut in one pass.
+        cut = int(np.searchsorted(np.cumsum(np.bincount(distances)), pool))
+        rows = np.flatnonzero(distances <= cut)
+        # Row by row (not one BLAS product, whose rounding depends on where a row sits in the
+        # block): a pair's cosine is then the same whatever the matrix's row order.
+        scores = np.multiply(self._rows[rows], query).sum(axis=1, dtype=np.float32)
+        take = min(len(rows), k + 16)
+        top = np.argpartition(-scores, take - 1)[:take] if take < len(rows) else None
+        picked = rows if top is None else rows[top]
+        values = scores if top is None else scores[top]
+        ranked = sorted(
+            zip((self._ids[r] for r in picked.tolist()), values.tolist(), strict=True),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        return ranked[:k]
+
 
 def _with_capacity(rows: Matrix, used: int) -> Matrix:
     """``rows``' first ``used`` rows in a matrix with room to grow: twice as many rows as
@@ -152,6 +225,6 @@ def _with_capacity(rows: Matrix, used: int) -> Matrix:
     if not COMPACT_MEMORY:  # DECIGRAPH_COMPACT_MEMORY=0: the previous growth, for benchmarks
         return rows if used == len(rows) else np.concatenate([rows, np.zeros_like(rows)])
     capacity = max(_MIN_CAPACITY, 2 * used)
-    grown = np.zeros((capacity, rows.shape[1]), dtype=np.float32)
+    grown = np.zeros((capacity, rows.shape[1]), dtype=rows.dtype)
     grown[: min(used, len(rows))] = rows[:used]
     return grown

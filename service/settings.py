@@ -102,6 +102,11 @@ class Settings(BaseSettings):
     rebuilt: generation-2 collections then walk only what was allocated since, instead of
     pausing every request thread 0.5-0.7 s at 100k decisions (README "Start-up and GC
     pauses"). ``false`` leaves the collector as Python sets it."""
+    neighbour_pool: int = Field(default=512, ge=0, le=1_000_000)
+    """How many stored items a write's neighbour scan (its ``semantic`` links and
+    ``relates_to`` suggestions) rescores by exact cosine: the ones whose sign sketches are
+    closest to the new item's. ``0`` scans every vector exactly (~15 ms at 100k decisions,
+    against ~1 ms; README "Performance" gives how often the two differ)."""
     model_boot: Literal["thread", "process"] = "thread"
     """How ``serve`` loads the model while its store opens: ``thread`` (default), in a thread
     started before the store opens (the GIL lets it overlap little with the store's load, but

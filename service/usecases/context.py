@@ -37,7 +37,8 @@ class Decigraph:
     store: DecisionStore
     index: DualIndex
     rules: list[Rule] = field(default_factory=list)
-    auto_edges: AutoEdgeConfig = field(default_factory=AutoEdgeConfig)
+    #: Edge derivation's caps and thresholds (the neighbour pool from ``settings``).
+    auto_edges: AutoEdgeConfig = field(init=False)
     read_only: bool = False
     on_gated: Callable[[], None] | None = None
     #: CSTP's deliberation tracker: in memory, per process (``usecases.tracker``).
@@ -54,6 +55,7 @@ class Decigraph:
     feed: FeedHub = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.auto_edges = AutoEdgeConfig(semantic_scan_pool=self.settings.neighbour_pool)
         self.history = HistoryIndex(self.store)
         self.feed = FeedHub(self.store)
         self.past = PastStates(

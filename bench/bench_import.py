@@ -9,17 +9,18 @@ snapshot). Shapes:
 - ``decisions with context``: the same plus CSTP's ``context`` (embedded with the statement);
 - ``memory items``: ``{"text", "source", "occurredAt", "externalId"}``, like a chat log.
 
-Decisions pass the guardrails like ``recordDecision`` (rules and the graph constraint; for a
-line with context the statement is embedded beside the stored text, in the same batch); lines
-the guardrails refuse are counted (``refused_by_guardrails``), not fatal.
+Decisions pass the guardrails like ``recordDecision`` (rules and the graph constraint, which
+read statements, not vectors: each line embeds one text); lines the guardrails refuse are
+counted (``refused_by_guardrails``), not fatal.
 
 Throughput is items created / wall time of the command, and the steady rate between the
 command's first and last progress report (one per batch of 64 lines: without start-up, model
 load and close). A one-line import gives the command's fixed cost in the same run.
 
 Baseline (the physical limit of the write path): ``MiniLMEmbedder.embed`` on exactly the texts
-the indexes embed for those lines (statement, or statement + context), in the import's batches
-of 64 lines (32 texts per forward pass, as the embedder does), in this process, warm, on the
+the indexes embed for those lines (statement, or statement + context as one text), in the
+import's batches of 64 lines (32 texts per forward pass, as the embedder does), in this
+process, warm, on the
 same number of torch threads as the import, in the same run, just before each import.
 
 The import embeds the next batch in a worker thread while the current one is written
@@ -196,11 +197,10 @@ def measure_shapes(
 
 
 def texts_of(obj: dict[str, Any]) -> list[str]:
-    """What the import embeds for a line: the text, or the stored text and the statement."""
+    """What the import embeds for a line: the text, or the decision's stored text."""
     if "text" in obj:
         return [obj["text"]]
-    stored = compose_embedding_text(obj["decision"], obj.get("context"), None)
-    return [stored] if stored == obj["decision"] else [stored, obj["decision"]]
+    return [compose_embedding_text(obj["decision"], obj.get("context"), None)]
 
 
 def _torch_default_threads() -> int:

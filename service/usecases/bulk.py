@@ -108,11 +108,11 @@ class ImportReport:
 
 
 def _texts(item: Item) -> list[str]:
-    """What the write embeds for ``item``: for a decision, the stored text and its statement."""
+    """What the write embeds for ``item``: its stored text (for a decision, the statement with
+    its context and pattern; the gate reads statements, not vectors)."""
     if isinstance(item, MemoryDraft):
         return [item.text]
-    stored, statement = embedding_texts(item.text, item.context, item.pattern)
-    return [stored] if stored == statement else [stored, statement]
+    return [embedding_texts(item.text, item.context, item.pattern)[0]]
 
 
 def _record_key(fields: Mapping[str, Any], review_seconds: float | None) -> bytes:
@@ -317,8 +317,9 @@ def _write(
                 outcome: Outcome = "duplicate_id" if item.external_id else "identical"
                 report.note(number, outcome, id=made.node.id, reason="already stored as sent")
             return True
-        pair = (vectors[0], vectors[-1])
-        recorded = record_decision(app, item, actor, vectors=pair, skip_guardrails=skip_guardrails)
+        recorded = record_decision(
+            app, item, actor, vector=vectors[0], skip_guardrails=skip_guardrails
+        )
     except DecigraphError as exc:
         report.note(number, "refused", str(exc))
         return False

@@ -20,7 +20,6 @@ from graph.enums import Lifecycle
 from graph.errors import NodeNotFoundError
 from graph.lifecycle import effective_lifecycle
 from retrieval.autoedges import Suggestion, contradiction_suggestions
-from retrieval.matrix import Vector
 
 from .breakers import gate_breakers
 from .context import Decigraph
@@ -80,11 +79,10 @@ class Judgement:
     contradictions: list[Suggestion] = field(default_factory=list)
 
 
-def judge(
-    app: Decigraph, cand: Candidate, vector: Vector | None, *, agent: str | None = None
-) -> Judgement:
-    """Every guardrail's verdict on ``cand``; ``vector`` is its statement's embedding and
-    ``agent`` who acts (circuit breakers scoped ``agent:<id>`` match it).
+def judge(app: Decigraph, cand: Candidate, *, agent: str | None = None) -> Judgement:
+    """Every guardrail's verdict on ``cand``; ``agent`` is who acts (circuit breakers scoped
+    ``agent:<id>`` match it). Nothing here needs an embedding: the contradiction pass reads
+    statements (:func:`detect_contradictions`).
 
     Hold ``app.store.lock`` around this and the write it admits. A guardrail that fails while
     evaluating blocks, with the failure in its message (fail closed). Circuit breakers come
@@ -97,7 +95,7 @@ def judge(
     found: list[Suggestion] = []
     try:
         with app.store.lock:
-            found = detect_contradictions(app, cand, vector)
+            found = detect_contradictions(app, cand)
             for finding in graph_constraint(app, cand, found):
                 verdict.add(finding)
     except Exception as exc:  # fail closed
@@ -117,15 +115,13 @@ def require_targets(app: Decigraph, cand: Candidate) -> None:
                     raise NodeNotFoundError(node_id, f"{name}.{number}")
 
 
-def detect_contradictions(
-    app: Decigraph, cand: Candidate, vector: Vector | None
-) -> list[Suggestion]:
+def detect_contradictions(app: Decigraph, cand: Candidate) -> list[Suggestion]:
     """Active decisions whose *statement* contradicts the candidate's statement.
 
     Same subject and a different choice, one rejecting what the other adopts, or opposite
     force or different values for the same policy, where the scopes meet
     (:mod:`retrieval.stance_compare`). Candidates come from the statement index, so a stored
-    decision's context never dilutes it; ``vector`` is not needed (kept for the callers).
+    decision's context never dilutes it, and no embedding is needed.
     """
     if not cand.text:
         return []

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from retrieval.matrix import Vector
 from retrieval.query import RetrievalMode
 
 from .context import Decigraph
@@ -20,22 +19,14 @@ from .rules import GuardrailBlockedError, Verdict
 from .writes import Recorded, embed_decision, record_decision, rule_view
 
 
-def check(
-    app: Decigraph,
-    action: ProposedAction,
-    vector: Vector | None = None,
-    *,
-    agent: str | None = None,
-) -> Verdict:
-    """Every guardrail's verdict on ``agent`` recording ``action`` now; nothing is logged.
-
-    ``vector`` is the statement's embedding when the caller already has it; none is computed
-    for the check alone (the contradiction pass reads statements, not vectors). A half-open
+def check(app: Decigraph, action: ProposedAction, *, agent: str | None = None) -> Verdict:
+    """Every guardrail's verdict on ``agent`` recording ``action`` now; nothing is logged and
+    nothing is embedded (the contradiction pass reads statements, not vectors). A half-open
     circuit breaker's probe is taken in memory, as CSTP's check takes it."""
     cand = candidate(
         rule_view(action), contradicts=action.contradicts, supersedes=action.supersedes
     )
-    return judge(app, cand, vector, agent=agent).verdict
+    return judge(app, cand, agent=agent).verdict
 
 
 @dataclass
@@ -57,22 +48,23 @@ def pre_action(
     """The decisions relevant to ``action`` and the guardrails' verdict on it; with
     ``auto_record``, an allowed action is recorded through the same gated write as
     ``recordDecision`` (its ``contradicts``, ``supersedes`` and ``override`` included)."""
-    # One model call: the statement (the query and the gate use the same vector) and, when
-    # the action is to be recorded, the stored text beside it.
+    # One model call: the statement (what the query searches for) and, when the action is to
+    # be recorded, the stored text beside it (what the index keeps).
     cmd = action.to_record() if auto_record else None
     if cmd is not None:
-        vectors = embed_decision(app, cmd.draft())
-    else:
-        vector = app.index.embed([action.text])[0]
-        vectors = (vector, vector)
+        stored_vector, statement_vector = embed_decision(app, cmd.draft())
+    elif query_limit:
+        statement_vector = app.index.embed([action.text])[0]
     relevant = None
     if query_limit:
         q = DecisionQuery(query=action.text, limit=query_limit, retrieval_mode=RetrievalMode.HYBRID)
-        relevant = query(app, q, vector=vectors[1])
+        relevant = query(app, q, vector=statement_vector)
     if cmd is None:
-        return PreActionResult(check(app, action, vectors[1], agent=actor), relevant)
+        return PreActionResult(check(app, action, agent=actor), relevant)
     try:
-        recorded = record_decision(app, cmd, actor, rule_fields=rule_view(action), vectors=vectors)
+        recorded = record_decision(
+            app, cmd, actor, rule_fields=rule_view(action), vector=stored_vector
+        )
     except GuardrailBlockedError as exc:
         return PreActionResult(exc.verdict, relevant)
     return PreActionResult(recorded.verdict, relevant, recorded)

@@ -82,24 +82,14 @@ def reactivation_candidate(app: Decigraph, node: Node, target: Lifecycle) -> Can
 def set_lifecycle(app: Decigraph, cmd: SetLifecycle, actor: str) -> LifecycleSet:
     """Move a decision to ``cmd.lifecycle``; bringing a rejected one back is gated."""
     target = Lifecycle(cmd.lifecycle)
-    with app.store.writing():
+    with app.store.writing():  # one critical section: the gate needs no embedding
         current = app.store.get(cmd.id)
         previous = effective_lifecycle(app.store.graph, cmd.id)
         stale = cmd.expected_version is not None and cmd.expected_version != current.version
         if stale or not _reactivates(app.store.graph, current, target):
             return _write(app, cmd, target, actor, previous)
-    statement = current.text
-    vector = app.index.embed([statement])[0]  # outside the lock, as a record embeds
-    with app.store.writing():
-        current = app.store.get(cmd.id)  # what is there now (the lock was let go)
-        previous = effective_lifecycle(app.store.graph, cmd.id)
-        stale = cmd.expected_version is not None and cmd.expected_version != current.version
-        if stale or not _reactivates(app.store.graph, current, target):
-            return _write(app, cmd, target, actor, previous)
-        if current.text != statement:
-            vector = app.index.embed([current.text])[0]
         reactivated = reactivation_candidate(app, current, target)
-        verdict = judge(app, reactivated, vector, agent=actor).verdict
+        verdict = judge(app, reactivated, agent=actor).verdict
         note = admit(verdict, cmd.override)
         if app.on_gated is not None:
             app.on_gated()

@@ -129,7 +129,7 @@ def record_decision(
     actor: str,
     *,
     draft: DecisionDraft | None = None,
-    vectors: tuple[Vector, Vector] | None = None,
+    vector: Vector | None = None,
     skip_guardrails: str | None = None,
     rule_fields: Mapping[str, Any] | None = None,
     links: Sequence[tuple[str, EdgeType]] = (),
@@ -137,19 +137,19 @@ def record_decision(
     """Record a decision: gate and append in one critical section.
 
     ``draft`` replaces ``cmd.draft()`` for trusted writers (import, sample) that also set
-    ``created_at`` or ``lifecycle``; ``vectors`` are :func:`embed_decision`'s, when a bulk
-    writer embedded in batches. ``skip_guardrails`` (a reason) records without the gate, and
-    the event says so. ``rule_fields`` are what the rules read when the caller judged a richer
-    form of the decision (``preAction``'s action, whose context may be an object). ``links``
+    ``created_at`` or ``lifecycle``; ``vector`` is the stored text's embedding, when the
+    caller embedded it already (a bulk writer, in batches). ``skip_guardrails`` (a reason)
+    records without the gate, and the event says so. ``rule_fields`` are what the rules read
+    when the caller judged a richer form of the decision (``preAction``'s action, whose
+    context may be an object). ``links``
     are further ``(target, type)`` edges from the new decision that trusted writers add.
     """
     if rule_fields is None:
         rule_fields = rule_view(cmd) if draft is None else draft_view(draft)
     draft = draft or cmd.draft()
-    statement_vector: Vector | None = None  # the gate does not need it: not embedded for it
-    if vectors is not None:
-        stored_vector, statement_vector = vectors
-    else:
+    if vector is not None:
+        stored_vector = vector
+    else:  # the only embedding a record needs (the gate reads statements, not vectors)
         stored_vector = app.index.embed(
             [embedding_texts(draft.text, draft.context, draft.pattern)[0]]
         )[0]
@@ -158,13 +158,13 @@ def record_decision(
     edges += [(t, EdgeType.SUPERSEDES) for t in cmd.supersedes]
     edges += links
     with app.store.writing():
-        # The semantic neighbours (an exact scan of every stored vector: numpy, without the
-        # GIL) are scanned on another core while the gate reads statements; both under the lock,
-        # so the scan sees exactly the matrix the edges are written against.
+        # The semantic neighbours (the neighbour pool's sketch scan and rescoring: numpy,
+        # without the GIL) are found on another core while the gate reads statements; both under
+        # the lock, so the scan sees exactly the matrix the edges are written against.
         scan = _SCANS.submit(semantic_neighbours, app.index, stored_vector, app.auto_edges)
         try:
             if skip_guardrails is None:
-                judged = judge(app, cand, statement_vector, agent=actor)
+                judged = judge(app, cand, agent=actor)
                 note = admit(judged.verdict, cmd.override)
                 verdict, contradictions = judged.verdict, judged.contradictions
             else:
@@ -267,7 +267,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
                 if k == EdgeType.SUPERSEDES.value
             ]
             cand = candidate(merged, supersedes=superseded, node_id=cmd.id)
-            verdict = judge(app, cand, None, agent=actor).verdict
+            verdict = judge(app, cand, agent=actor).verdict
             note = admit(verdict, cmd.override)
             if app.on_gated is not None:
                 app.on_gated()

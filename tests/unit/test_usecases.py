@@ -279,7 +279,7 @@ def test_a_long_context_does_not_hide_a_contradiction(app: Decigraph, context: s
     candidates and verdicts come from the statements alone."""
     statement = "Use PostgreSQL 16 as the primary datastore for the payments ledger"
     pg = make_salient(app, record(app, statement, context=context or None))
-    found = gate.detect_contradictions(app, gate.candidate({"text": MYSQL}), None)
+    found = gate.detect_contradictions(app, gate.candidate({"text": MYSQL}))
     assert [(s.target, s.reason) for s in found] == [
         (
             pg,
@@ -292,19 +292,15 @@ def test_a_long_context_does_not_hide_a_contradiction(app: Decigraph, context: s
 
 def test_the_same_tool_for_another_purpose_is_not_a_contradiction(app: Decigraph) -> None:
     metrics = make_salient(app, record(app, "Use Datadog for metrics", context=LONG_CONTEXT))
-    assert (
-        gate.detect_contradictions(app, gate.candidate({"text": "Use Datadog for logs"}), None)
-        == []
-    )
+    assert gate.detect_contradictions(app, gate.candidate({"text": "Use Datadog for logs"})) == []
     assert verdicts(app, "Use Datadog for logs") == (True, True, True)
-    flagged = gate.detect_contradictions(
-        app, gate.candidate({"text": "Use Prometheus for metrics"}), None
-    )
+    prometheus = gate.candidate({"text": "Use Prometheus for metrics"})
+    flagged = gate.detect_contradictions(app, prometheus)
     assert [s.target for s in flagged] == [metrics]
 
 
 def test_a_scoped_exception_is_not_a_contradiction(app: Decigraph) -> None:
     make_salient(app, record(app, "Use PostgreSQL as the primary datastore"))
     sqlite = "Use SQLite for the primary datastore in development"
-    assert gate.detect_contradictions(app, gate.candidate({"text": sqlite}), None) == []
+    assert gate.detect_contradictions(app, gate.candidate({"text": sqlite})) == []
     assert verdicts(app, sqlite) == (True, True, True)

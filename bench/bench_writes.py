@@ -17,12 +17,15 @@ process (``MiniLMEmbedder``, one torch thread, as the server runs it); one ~1 KB
 ``fdatasync`` to a file beside the store; one no-op HTTP call (``GET /.well-known/agent.json``)
 to the same server. ``floor`` = the sum of the three medians (and of the three p95s).
 
-``--compare`` serves a second copy with ``DECIGRAPH_GATE_SALIENCE=exact`` (the gate recomputes
-the whole-graph salience after each write, as before issue 16) and interleaves the two servers
-block by block on the same decisions; both rows are reported.
+``--compare`` serves two more copies and interleaves the servers block by block on the same
+decisions: ``exact_scan`` with ``DECIGRAPH_NEIGHBOUR_POOL=0`` (the neighbour scan reads every
+stored vector, as before the neighbour pool) and ``exact`` with that and
+``DECIGRAPH_GATE_SALIENCE=exact`` too (the gate recomputes the whole-graph salience after each
+write: the write path before issue 16); every row is reported.
 
 JSON: ``{"stores": [{"decisions", "path", "loadavg_median", "loadavg_per_block",
-"runs": {"new": ROW, "exact": ROW (with --compare)}, "floor": FLOOR}], "cores", "wall_s"}``;
+"runs": {"new": ROW, "exact_scan": ROW, "exact": ROW (the last two with --compare)},
+"floor": FLOOR}], "cores", "wall_s"}``;
 ``ROW = {"median_ms", "p50_ms", "p95_ms", "max_ms", "mean_ms", "p95_over_p50", "runs",
 "outcomes", "stages_median_ms", "stages_slowest_5pct_ms"}`` (stage means in ms over the middle
 10 % and the slowest 5 % of requests: server, http+asgi, embed, gate, gate.salience,
@@ -142,9 +145,10 @@ def serve(data: Path, tmp: Path, name: str, extra: dict[str, str]) -> tuple[Serv
 
 
 def run_store(source: Path, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    modes = (
-        {"new": {}, "exact": {"DECIGRAPH_GATE_SALIENCE": "exact"}} if args.compare else {"new": {}}
-    )
+    modes: dict[str, dict[str, str]] = {"new": {}}
+    if args.compare:
+        modes["exact_scan"] = {"DECIGRAPH_NEIGHBOUR_POOL": "0"}
+        modes["exact"] = {"DECIGRAPH_GATE_SALIENCE": "exact", "DECIGRAPH_NEIGHBOUR_POOL": "0"}
     servers: dict[str, tuple[Server, Path]] = {}
     windows: dict[str, list[list[float]]] = {m: [] for m in modes}
     outcomes: dict[str, Counter[str]] = {m: Counter() for m in modes}

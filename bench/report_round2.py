@@ -32,6 +32,13 @@ WRITE_STAGES = [
 ]
 
 
+WRITE_LABELS = {
+    "new": "recordDecision",
+    "exact_scan": "recordDecision, exact neighbour scan",
+    "exact": "recordDecision, exact scan and whole-graph gate (before)",
+}
+
+
 def _ms1(value: float | None) -> str:
     return NA if value is None else f"{value:,.1f} ms"
 
@@ -47,9 +54,11 @@ def writes(r: Report) -> None:
         "one torch thread), one client writing seeded decisions with context in sequence "
         "(`bench/bench_writes.py`). The floor is measured in the same run, interleaved with the "
         "writes: one embedding of the same stored text, warm, in the benchmark's process; one "
-        "~1 KB append + `fdatasync`; one no-op HTTP call to the same server. *exact* is a second "
-        "server whose gate recomputes the whole-graph salience (`DECIGRAPH_GATE_SALIENCE=exact`, "
-        "the behaviour before this round), interleaved block by block on the same decisions.",
+        "~1 KB append + `fdatasync`; one no-op HTTP call to the same server. The other rows are "
+        "further servers interleaved block by block on the same decisions: *exact neighbour "
+        "scan* reads every stored vector for the automatic edges (`DECIGRAPH_NEIGHBOUR_POOL=0`); "
+        "*before* also recomputes the whole-graph salience in the gate "
+        "(`DECIGRAPH_GATE_SALIENCE=exact`), the write path before issue 16.",
         "",
     )
     rows = []
@@ -58,7 +67,7 @@ def writes(r: Report) -> None:
         size = f"{s['decisions']:,}"
         for name, run in s["runs"].items():
             outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(run["outcomes"].items()))
-            label = "recordDecision" if name == "new" else "recordDecision, exact gate (before)"
+            label = WRITE_LABELS.get(name, f"recordDecision, {name}")
             rows.append(
                 [
                     size,
@@ -112,6 +121,71 @@ def writes(r: Report) -> None:
             ok(new["p50_ms"] <= WRITE_P50_MS and new["p95_ms"] <= WRITE_P95_MS),
         ]
     )
+
+
+def neighbours(r: Report) -> None:
+    """The write's neighbour pool against the exact scan (``bench_neighbours.py``)."""
+    n = r.load("neighbours")
+    if not n:
+        return
+    r.out(
+        "### The neighbour pool against the exact scan (issue 16)",
+        "",
+        f"Each query's nearest stored items, found by an exact scan of every vector and by the "
+        f"neighbour pool (sign-sketch ranking, the closest `pool` rescored exactly; default "
+        f"{n['default_pool']}), over the same matrix: the {n['decisions']:,} decisions of the "
+        f"seeded store, plus, for *dialog*, {n['dialog_turns']:,} LoCoMo dev turns minus the "
+        "held-out queries. *decisions*: new decisions from the store's generator (statement + "
+        "context); *dialog*: held-out turns, whose true neighbours are other turns. Links are "
+        "the `semantic` edges written (cosine >= 0.80, top 3), suggestions the `relates_to` "
+        "candidates returned (0.40-0.80, top 5); *same top 16* compares the whole list the "
+        "rules read from. Times interleaved query by query (`bench/bench_neighbours.py`).",
+        "",
+    )
+    rows = []
+    for name, data in n["sets"].items():
+        pair = data["interleaved"]
+        default = data["pools"][str(n["default_pool"])]
+        rows.append(
+            [
+                name,
+                str(data["queries"]),
+                *ms(pair["exact"]),
+                *ms(pair["pool"]),
+                f"{default['links_missed']} of {default['links_exact']}",
+                f"{default['suggestions_missed']} of {default['suggestions_exact']}",
+                f"{default['same_top16']:.1%}",
+            ]
+        )
+    r.table(
+        [
+            "set",
+            "queries",
+            "exact p50",
+            "exact p95",
+            "pool p50",
+            "pool p95",
+            "links missed",
+            "suggestions missed",
+            "same top 16",
+        ],
+        rows,
+    )
+    sweep = []
+    for name, data in n["sets"].items():
+        for pool, row in data["pools"].items():
+            sweep.append(
+                [
+                    name,
+                    pool,
+                    *ms(row),
+                    f"{row['same_links']:.1%}",
+                    f"{row['same_suggestions']:.1%}",
+                    f"{row['same_top16']:.1%}",
+                ]
+            )
+    r.out("By pool size (the share of queries whose links, suggestions, top 16 equal exact):", "")
+    r.table(["set", "pool", "p50", "p95", "same links", "same suggestions", "same top 16"], sweep)
 
 
 def import_target(r: Report) -> None:

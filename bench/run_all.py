@@ -98,6 +98,13 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
         ["--sizes", "2000", "--writes", "40", "--block", "10"],
         3600,
     ),
+    # A write's neighbour pool against the exact scan (agreement and time, the 100k store).
+    "neighbours": (
+        "bench_neighbours.py",
+        ["--size", "100000"],
+        ["--size", "2000", "--queries", "50", "--pools", "128", "512"],
+        1800,
+    ),
     # Generation-2 pauses with the loaded heap frozen and not (a synthetic 100k graph).
     "gc": (
         "bench_gc.py",

@@ -1,4 +1,5 @@
-"""The matrix's sign sketches and the pooled neighbour scan a write uses (``nearest_sketched``)."""
+"""The in-memory indexes' compact layouts: the matrix's sign sketches and the write's neighbour
+pool (``nearest_sketched``), shared key strings."""
 
 from __future__ import annotations
 
@@ -117,3 +118,14 @@ def test_the_application_takes_its_pool_from_settings(tmp_path: Path) -> None:
         assert Decigraph(Settings(data_dir=tmp_path), store, index).auto_edges == AutoEdgeConfig()
     finally:
         index.close()
+
+
+def test_entity_and_statement_keys_are_shared_strings_not_copies() -> None:
+    from retrieval.structures import EntityIndex
+
+    index = EntityIndex()
+    # Keys built at run time (as f-strings are): equal, but distinct objects.
+    index.put("a0000000", ["".join(["t:", "ledger"]), "p:db"], ("2026", "2026", "a0000000"))
+    index.put("b0000000", ["".join(["t:", "ledger"])], ("2026", "2026", "b0000000"))
+    assert index.keys_of("a0000000")[0] is index.keys_of("b0000000")[0]
+    assert index.latest("t:ledger", 5) == ["b0000000", "a0000000"]

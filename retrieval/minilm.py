@@ -1,16 +1,17 @@
-"""all-MiniLM-L6-v2 run with ``transformers`` and ``tokenizers`` alone, without importing
-``sentence_transformers``.
+"""all-MiniLM-L6-v2 run with torch, ``tokenizers`` and :mod:`retrieval.bert` alone, without
+importing ``sentence_transformers`` or ``transformers``.
 
 Importing ``sentence_transformers`` also imports scikit-learn, ``scipy.stats`` and its training,
-multimodal and hub code: 8-10 s of a server's start-up on 2 busy cores, against 4-5 s for torch,
-``transformers``' BERT and the tokenizer (README "Start-up"). The model is three modules
-(``modules.json``): a BERT encoder (inputs truncated to ``max_seq_length`` tokens, padded to the
-longest of the batch), mean pooling over the attention mask and L2 normalisation. This module
-runs exactly those steps, in the same order, on the same batches (texts sorted by length,
-longest first, as ``SentenceTransformer.encode`` sorts them), so its vectors are bit for bit
-the ones ``sentence_transformers`` gives: ``tests/integration/test_minilm.py`` compares them.
-:func:`supported` checks the model directory is this shape; anything else goes to
-``sentence_transformers``.
+multimodal and hub code: 8-10 s of a server's start-up on 2 busy cores; ``transformers``' BERT
+alone costs 2.5 s more than ``import torch`` on a quiet host (README "Start-up"). The model is
+three modules (``modules.json``): a BERT encoder (inputs truncated to ``max_seq_length`` tokens,
+padded to the longest of the batch), mean pooling over the attention mask and L2
+normalisation. This module runs exactly those steps, in the same order, on the same batches
+(texts sorted by length, longest first, as ``SentenceTransformer.encode`` sorts them), with
+:class:`retrieval.bert.BertEncoder` reproducing ``BertModel``'s operators, so its vectors are
+bit for bit the ones ``sentence_transformers`` gives: ``tests/integration/test_minilm.py``
+compares them. :func:`supported` checks the model directory is this shape (and the checkpoint
+one :mod:`retrieval.bert` runs exactly); anything else goes to ``sentence_transformers``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from . import bert as bert_encoder
 
 Vectors = npt.NDArray[np.float32]
 
@@ -51,6 +54,7 @@ def supported(path: Path) -> bool:
         and not any(v for k, v in mean_only.items() if k != "pooling_mode_mean_tokens")
         and isinstance(bert.get("max_seq_length"), int)
         and not bert.get("do_lower_case", False)
+        and bert_encoder.supported(path)
     )
 
 
@@ -61,7 +65,6 @@ class LeanMiniLM:
     def __init__(self, path: Path) -> None:
         import torch
         from tokenizers import Tokenizer
-        from transformers import BertModel
 
         self._torch = torch
         bert = json.loads((path / "sentence_bert_config.json").read_text())
@@ -71,8 +74,7 @@ class LeanMiniLM:
         tokenizer.enable_truncation(self.max_seq_length, strategy="longest_first")
         tokenizer.enable_padding(pad_id=0, pad_type_id=0, pad_token="[PAD]")  # to the longest
         self._tokenizer = tokenizer
-        model: Any = BertModel.from_pretrained(str(path), local_files_only=True)
-        self._model = model.eval()
+        self._model = bert_encoder.BertEncoder(path)
 
     def encode(self, texts: Sequence[str], batch_size: int) -> Vectors:
         torch = self._torch
@@ -86,9 +88,7 @@ class LeanMiniLM:
                 ids = torch.tensor([e.ids for e in encoded], dtype=torch.long)
                 mask = torch.tensor([e.attention_mask for e in encoded], dtype=torch.long)
                 types = torch.tensor([e.type_ids for e in encoded], dtype=torch.long)
-                tokens = self._model(
-                    input_ids=ids, attention_mask=mask, token_type_ids=types
-                ).last_hidden_state
+                tokens = self._model(ids, mask, types)  # BertModel's last_hidden_state
                 expanded = mask.unsqueeze(-1).expand(tokens.size()).to(tokens.dtype)
                 summed = torch.sum(tokens * expanded, 1)
                 counts = torch.clamp(expanded.sum(1), min=1e-9)

@@ -36,21 +36,25 @@ def reference_traverse(self: Any) -> None:
     frontier = list(self.anchors)
     for _depth in range(preset.max_depth):
         offers: dict[str, tuple[float, str, Step, list[Step]]] = {}
+        paths: dict[str, list[tuple[float, str, Step, list[Step]]]] = {}
         for source in frontier:
             if len(raw.succ[source]) + len(raw.pred[source]) > preset.max_fanout:
                 continue
             parent = self.candidates[source]
-            on_path = {source, *path_nodes(parent.path)}
+            on_path = {source, *path_nodes(parent.route)}
             for target, edge_type, weight, outgoing in _neighbours(raw, source):
                 if target in on_path:
                     continue
                 towards_cause = outgoing != (edge_type in CAUSE_FIRST)
                 gain = gains[edge_type] if towards_cause else effect_gains[edge_type]
                 offer = parent.score * gain * min(weight, 1.0)
+                if offer <= 0:
+                    continue
+                step = _step(source, target, edge_type, weight, outgoing)
+                paths.setdefault(target, []).append((offer, source, step, parent.path))
                 best = offers.get(target)
-                if offer > 0 and (best is None or offer > best[0]):
-                    step = _step(source, target, edge_type, weight, outgoing)
-                    offers[target] = (offer, source, step, parent.path)
+                if best is None or offer > best[0]:
+                    offers[target] = (offer, source, step, parent.route)
         room = max(0, preset.max_nodes - len(self.candidates))
         admitted = sorted(t for t in offers if t not in self.candidates)[:room]
         cosines = self.index.matrix.similarities(self.vector, admitted)
@@ -59,14 +63,19 @@ def reference_traverse(self: Any) -> None:
         improved: list[str] = []
         for target in sorted(offers):
             candidate = self.candidates.get(target)
-            offer, source, step, trail = offers[target]
-            if candidate is None or offer <= candidate.offer:
+            if candidate is None or offers[target][0] <= candidate.offer:
                 continue
-            if self._explained_through(source, target):
-                continue
+            offer, _, step, route = offers[target]
             candidate.offer = offer
-            candidate.path = [*trail, step]
+            candidate.route = [*route, step]
             improved.append(target)
+            for offer, source, step, trail in sorted(paths[target], key=lambda o: -o[0]):
+                if offer <= candidate.path_offer:
+                    break
+                if not self._explained_through(source, target):
+                    candidate.path_offer = offer
+                    candidate.path = [*trail, step]
+                    break
         improved.sort(key=lambda i: (-self.candidates[i].score, i))
         frontier = improved[: preset.beam_width]
         if not frontier:

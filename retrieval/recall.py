@@ -130,6 +130,11 @@ class RecallResult:
     notes: list[str] = field(default_factory=list)
 
 
+#: An offer to a node: (value, offering node, (edge type, weight, outgoing), the offerer's
+#: explanation path, the offerer's route).
+_Offer = tuple[float, str, tuple[str, float, bool], list["Step"], list["Step"]]
+
+
 @dataclass
 class _Candidate:
     relevance: float
@@ -137,6 +142,11 @@ class _Candidate:
     offer: float = 0.0
     path: list[Step] = field(default_factory=list)
     anchor: bool = False
+    #: The walk ``offer`` came along (it may run through the node itself: mutual support
+    #: within a cluster counts) and steers the walk; ``path``, the explanation, is the
+    #: strongest offer's walk that does not, and ``path_offer`` that offer's value.
+    route: list[Step] = field(default_factory=list)
+    path_offer: float = 0.0
 
     @property
     def score(self) -> float:
@@ -321,18 +331,20 @@ class _Recall:
         raw = raw_adjacency(self.G)
         frontier = list(self.anchors)
         for _depth in range(preset.max_depth):
-            # Each offer keeps the path its source had when offering: a source improved later
-            # in the same round must not hand the target a path the offer never took.
-            # (offer, source, (type, weight, outgoing), source's path): the step is built
-            # only for the offers that are taken.
-            offers: dict[str, tuple[float, str, tuple[str, float, bool], list[Step]]] = {}
+            # Each offer keeps the paths its source had when offering (:data:`_Offer`): a source
+            # improved later in the same round must not hand the target a path the offer never
+            # took; steps are built only for the offers taken. ``offers`` holds each target's
+            # best offer (it scores and steers), ``paths`` every offer, for the explanation: the
+            # best one whose source is not explained through the target.
+            offers: dict[str, _Offer] = {}
+            paths: dict[str, list[_Offer]] = {}
             for source in frontier:
                 succ, pred = raw.succ[source], raw.pred[source]
                 if len(succ) + len(pred) > preset.max_fanout:
                     continue  # a hub's evidence is spread too thin to pass on (and costly)
                 parent = self.candidates[source]
                 parent_score = parent.score
-                on_path = {source, *path_nodes(parent.path)}
+                on_path = {source, *path_nodes(parent.route)}
                 # Every edge at the source, out then in (see _neighbours: the same order).
                 for adjacency, outgoing in ((succ, True), (pred, False)):
                     for target, keyed in adjacency.items():
@@ -343,10 +355,14 @@ class _Recall:
                             towards_cause = outgoing != (edge_type in CAUSE_FIRST)
                             gain = gains[edge_type] if towards_cause else effect_gains[edge_type]
                             offer = parent_score * gain * min(weight, 1.0)
+                            if offer <= 0:
+                                continue
+                            edge = (edge_type, weight, outgoing)
+                            made = (offer, source, edge, parent.path, parent.route)
+                            paths.setdefault(target, []).append(made)
                             best = offers.get(target)
-                            if offer > 0 and (best is None or offer > best[0]):
-                                edge = (edge_type, weight, outgoing)
-                                offers[target] = (offer, source, edge, parent.path)
+                            if best is None or offer > best[0]:
+                                offers[target] = made
             room = max(0, preset.max_nodes - len(self.candidates))
             admitted = sorted(t for t in offers if t not in self.candidates)[:room]
             cosines = self.index.matrix.similarities(self.vector, admitted)
@@ -355,18 +371,31 @@ class _Recall:
             improved: list[str] = []
             for target in sorted(offers):
                 candidate = self.candidates.get(target)
-                offer, source, (edge_type, weight, outgoing), trail = offers[target]
-                if candidate is None or offer <= candidate.offer:
+                if candidate is None or offers[target][0] <= candidate.offer:
                     continue
-                if self._explained_through(source, target):
-                    continue  # no circles: the offer rests on the node it would explain
+                offer, source, (edge_type, weight, outgoing), _, route = offers[target]
                 candidate.offer = offer
-                candidate.path = [*trail, _step(source, target, edge_type, weight, outgoing)]
+                candidate.route = [*route, _step(source, target, edge_type, weight, outgoing)]
                 improved.append(target)
+                explained = self._best_path(target, paths[target], candidate.path_offer)
+                if explained is not None:
+                    offer, source, (edge_type, weight, outgoing), trail, _ = explained
+                    candidate.path_offer = offer
+                    candidate.path = [*trail, _step(source, target, edge_type, weight, outgoing)]
             improved.sort(key=lambda i: (-self.candidates[i].score, i))
             frontier = improved[: preset.beam_width]
             if not frontier:
                 break
+
+    def _best_path(self, target: str, made: list[_Offer], current: float) -> _Offer | None:
+        """The best offer in ``made`` above ``current`` whose source is not explained through
+        ``target`` (no circles: see :meth:`_explained_through`); ties: the first made."""
+        for offer in sorted(made, key=lambda o: -o[0]):  # stable: the first made wins a tie
+            if offer[0] <= current:
+                return None
+            if not self._explained_through(offer[1], target):
+                return offer
+        return None
 
     def _explained_through(self, node_id: str, other: str) -> bool:
         """Whether ``other`` is on ``node_id``'s explanation: its path, the path of that path's

@@ -325,3 +325,33 @@ def test_a_custom_preset_without_depth_returns_only_direct_matches(
     flat = {i: p.model_copy(update={"max_depth": 0}) for i, p in PRESETS.items()}
     result = recall(index, "billing ledger", 10, presets=flat, now=NOW)
     assert all(not h.path for h in result.hits)
+
+
+def test_mutual_support_scores_but_never_explains_in_circles(index: DualIndex) -> None:
+    """Two matching items that refine each other both gain from the other's evidence (the
+    score counts every offer), yet neither is explained through itself: an anchor offered
+    support only through a walk that starts at it keeps its own explanation."""
+    first = remember(index, MemoryDraft(text="kappa rollout paused", occurred_at=NOW), "t")
+    second = remember(
+        index, MemoryDraft(text="kappa rollout resumed", occurred_at=NOW + timedelta(days=2)), "t"
+    )
+    third = remember(
+        index, MemoryDraft(text="kappa rollout finished", occurred_at=NOW + timedelta(days=5)), "t"
+    )
+    ids = [first.node.id, second.node.id, third.node.id]
+    for source, target in zip(ids, [*ids[1:], ids[0]], strict=True):  # a cycle of refinements
+        index.store.link(source, target, "refines", "t")
+    result = recall(index, "kappa rollout", 5, intent="general", now=NOW)
+    hits = {h.id: h for h in result.hits}
+    assert set(ids) <= set(hits)
+    for node_id in ids:
+        hit = hits[node_id]
+        assert hit.score > hit.relevance  # each is supported by the others
+        walked = [step.walked_from for step in hit.path] + [step.walked_to for step in hit.path]
+        assert walked.count(node_id) <= 1  # never explained through itself
+        seen, current = {node_id}, hit.path[0].walked_from if hit.path else None
+        while current is not None and current not in seen:  # the explanation's start, and so on
+            seen.add(current)
+            start = hits[current].path if current in hits else []
+            assert node_id not in {s.walked_to for s in start} | {s.walked_from for s in start}
+            current = start[0].walked_from if start else None

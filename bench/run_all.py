@@ -11,6 +11,7 @@ conversation, few queries) in a few minutes, into ``bench/.cache/results-quick/`
 says it is a quick run and its figures are not comparable to the targets.
 
 Usage: python bench/run_all.py [--quick] [--only NAME ...] [--report BENCHMARKS.md]
+       [--merge] [--pin SIZE=DIR ...] [--args NAME="ARGS" ...]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -198,7 +200,15 @@ def main() -> None:
         metavar="SIZE=DIR",
         help="use this store-* cache directory for SIZE instead of building (bench/dataset.py)",
     )
+    parser.add_argument(
+        "--args",
+        nargs="+",
+        default=[],
+        metavar="NAME=ARGS",
+        help="run step NAME with these arguments (shell words) instead of its own; recorded",
+    )
     args = parser.parse_args()
+    overrides = dict(item.split("=", 1) for item in args.args)
     if args.pin:  # the steps are subprocesses: they read it from the environment
         os.environ[PIN_ENV] = ",".join(args.pin)
     results = ROOT / ("bench/.cache/results-quick" if args.quick else "bench/results")
@@ -235,7 +245,11 @@ def main() -> None:
         step_args = quick if args.quick else full
         if not args.quick and name in sized:
             step_args = sized[name]
+        if name in overrides:
+            step_args = shlex.split(overrides[name])
         step = run_step(name, step_args, results / f"{name}.json", logs / f"{name}.log", timeout)
+        if name in overrides:
+            step["args"] = step_args
         if merged:
             step |= {"commit": fresh["commit"], "started": fresh["started"]}
             run["reruns"] = [x for x in run["reruns"] if x["step"] != name]  # the latest only

@@ -205,6 +205,7 @@ def import_target(r: Report) -> None:
             [
                 shape,
                 NA if share is None else f"{share:.0%}",
+                " / ".join(f"{x:.0%}" for x in s.get("share_of_each_repeat", [])) or NA,
                 NA
                 if old.get("steady_share_of_embedding_rate") is None
                 else f"{old['steady_share_of_embedding_rate']:.0%}",
@@ -223,7 +224,8 @@ def import_target(r: Report) -> None:
     r.table(
         [
             "shape",
-            "steady / embedding",
+            "steady / embedding (median repeat)",
+            "each repeat",
             "without the pipeline",
             "batch median",
             "batch p95",

@@ -212,14 +212,11 @@ class KeywordIndex:
             term_id = term_ids.get(term)
             if term_id is None:
                 term_id = self._new_term(term)
-            slots = posting_slots[term_id]
+            slots, tfs = posting_slots[term_id], posting_tfs[term_id]
+            if count >= 1 << (8 * tfs.itemsize):  # too large for the term's frequency type
+                tfs = posting_tfs[term_id] = _widened(tfs, count)
             if term_id in kept:  # the slot is in the postings already: a new frequency
-                position = bisect_left(slots, slot)
-                try:
-                    posting_tfs[term_id][position] = count
-                except OverflowError:
-                    posting_tfs[term_id] = _widened(posting_tfs[term_id], count)
-                    posting_tfs[term_id][position] = count
+                tfs[bisect_left(slots, slot)] = count
             else:
                 if not slots or slots[-1] < slot:  # a new slot: the common case
                     position = len(slots)
@@ -227,11 +224,7 @@ class KeywordIndex:
                 else:  # a reused slot
                     position = bisect_left(slots, slot)
                     slots.insert(position, slot)
-                try:
-                    posting_tfs[term_id].insert(position, count)
-                except OverflowError:
-                    posting_tfs[term_id] = _widened(posting_tfs[term_id], count)
-                    posting_tfs[term_id].insert(position, count)
+                tfs.insert(position, count)
             ids.append(term_id)
         self._doc_terms[slot] = _pack(ids)
 

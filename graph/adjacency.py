@@ -27,6 +27,7 @@ import numpy.typing as npt
 from .builders import raw_adjacency
 from .enums import EdgeType
 from .errors import EdgeNotFoundError, ValidationError
+from .slotmap import SlotMap
 
 #: Edge type -> the small integer code stored per slot (``-1`` marks a free slot).
 TYPE_CODES: Mapping[str, int] = MappingProxyType({t.value: code for code, t in enumerate(EdgeType)})
@@ -36,10 +37,12 @@ CODE_TYPES: tuple[EdgeType, ...] = tuple(EdgeType)
 _FREE = -1
 _PATCH_LIMIT = 64  # more new nodes than this: re-sort the ids instead of patching the order
 _MIN_CAPACITY = 64
-# Packed key = (source index << 36) | (target index << 4) | type code: an int key hashes faster
-# and takes less memory than a (str, str, str) tuple.
+# Packed key = (source index << 33) | (target index << 4) | type code: an int64 (it fits the
+# sorted arrays of :class:`graph.slotmap.SlotMap`) instead of a (str, str, str) tuple.
 _TYPE_BITS = 4
-_INDEX_BITS = 32
+_INDEX_BITS = 29
+#: Node indices must fit their bits of the packed key (536 million nodes).
+MAX_NODES = 1 << _INDEX_BITS
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -104,7 +107,7 @@ class SparseAdjacency:
         self._dst = np.zeros(capacity, dtype=np.int32)
         self._type = np.full(capacity, _FREE, dtype=np.int8)
         self._weight = np.zeros(capacity, dtype=np.float64)
-        self._slots: dict[int, int] = {}
+        self._slots = SlotMap()
         self._free: list[int] = []
         self._used = 0  # high-water mark: slots >= _used have never held an edge
         self._order: _IdOrder | None = None  # valid while no node has been added since
@@ -136,6 +139,8 @@ class SparseAdjacency:
         succ = raw_adjacency(G).succ
         ids = list(succ)
         n = len(ids)
+        if n > MAX_NODES:
+            raise ValidationError("node", f"more than {MAX_NODES} nodes")
         index = {node_id: i for i, node_id in enumerate(ids)}
         per_node = np.fromiter(map(len, succ.values()), dtype=np.int64, count=n)
         targets = [v for nbrs in succ.values() for v in nbrs]
@@ -165,13 +170,15 @@ class SparseAdjacency:
         adj._weight[:m] = weights
         adj._used = m
         packed = (((src << _INDEX_BITS) | dst) << _TYPE_BITS) | codes
-        adj._slots = dict(zip(packed.tolist(), range(m), strict=True))
+        adj._slots = SlotMap.from_arrays(packed, np.arange(m))
         return adj
 
     # -- updates -----------------------------------------------------------------------------
     def add_node(self, node_id: str) -> None:
         """Register ``node_id`` (a no-op if it is already known)."""
         if node_id not in self._index:
+            if len(self._ids) >= MAX_NODES:
+                raise ValidationError("node", f"more than {MAX_NODES} nodes")
             self._index[node_id] = len(self._ids)
             self._ids.append(node_id)
 

@@ -129,7 +129,14 @@ def _assemble(
     """
     G: nx.MultiDiGraph[str] = nx.MultiDiGraph()
     node_dict, succ_dict, pred_dict = raw_adjacency(G)
+    # An edge is stamped with the time of the event that made it, mostly the time its source
+    # node was recorded: one string object per distinct time instead of one per edge and node
+    # (10 MB at 100k decisions; equal strings, so nothing reads differently).
+    stamps: dict[str, str] = {}
     for node_id, attrs in nodes.items():
+        when = attrs.get("created_at")
+        if type(when) is str:
+            attrs["created_at"] = stamps.setdefault(when, when)
         node_dict[node_id] = compact(attrs)
         nodes[node_id] = None  # type: ignore[assignment]  # the decoded dict goes now
         succ_dict[node_id] = {}
@@ -139,6 +146,10 @@ def _assemble(
         for v, keys in nbrs.items():
             out[v] = keys
             pred_dict[v][u] = keys
+            for attrs in keys.values():
+                when = attrs.get("created_at")
+                if type(when) is str:
+                    attrs["created_at"] = stamps.setdefault(when, when)
     # Edge attribute dicts stay as decoded: making ~450k of them compact costs ~1 s of CPU at
     # 100k decisions (measured: 2.3 s against 1.4 s for the whole read) for ~15 MB; the two
     # directions of a symmetric edge already share one dict (``marshal`` keeps the sharing

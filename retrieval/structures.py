@@ -169,11 +169,29 @@ FACET_FIELDS = ("kind", "category", "stakes", "project")
 
 
 class FacetIndex:
-    """Field -> value -> ids, so a filter's candidate set is a few set operations."""
+    """Field -> value -> ids, so a filter's candidate set is a few set operations.
+
+    A node's values are kept as one shared tuple of ``(field, value)`` pairs per distinct
+    combination: a store has a few hundred combinations of kind, category, stakes and project,
+    so 100k nodes hold pointers to them instead of 100k dicts (28 MB -> 6 MB at 100k,
+    ``bench/bench_memory.py --probe``). A snapshot pickled with per-node dicts is converted as
+    it loads (:meth:`__setstate__`).
+    """
 
     def __init__(self) -> None:
         self._sets: dict[str, dict[str, set[str]]] = {f: {} for f in FACET_FIELDS}
-        self._values: dict[str, dict[str, str]] = {}
+        self._values: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._combos: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        combos = self.__dict__.setdefault("_combos", {})
+        values = self._values
+        for node_id, held in values.items():
+            if isinstance(held, dict):  # a snapshot from before the shared combinations
+                values[node_id] = self._shared(tuple(held.items()))
+            else:
+                combos.setdefault(held, held)
 
     def __len__(self) -> int:
         return len(self._values)
@@ -181,15 +199,21 @@ class FacetIndex:
     def ids(self) -> set[str]:
         return set(self._values)
 
+    def values_of(self, node_id: str) -> dict[str, str]:
+        """The facet values indexed for ``node_id`` (empty when it is not indexed)."""
+        return dict(self._values.get(node_id, ()))
+
+    def _shared(self, pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        return self._combos.setdefault(pairs, pairs)
+
     def put(self, node_id: str, values: dict[str, str]) -> None:
         self.remove(node_id)
-        self._values[node_id] = values
+        self._values[node_id] = self._shared(tuple(values.items()))
         for field, value in values.items():
             self._sets[field].setdefault(value, set()).add(node_id)
 
     def remove(self, node_id: str) -> None:
-        values = self._values.pop(node_id, None)
-        for field, value in (values or {}).items():
+        for field, value in self._values.pop(node_id, ()):
             members = self._sets[field][value]
             members.discard(node_id)
             if not members:

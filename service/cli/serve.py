@@ -12,6 +12,9 @@ answers at once, ``/ready`` once the model is warm).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import os
 import signal
 import socket
 import sys
@@ -51,7 +54,26 @@ def unwritable(data_dir: Path) -> str | None:
     return None
 
 
+def limit_malloc_arenas(arenas: int) -> bool:
+    """``mallopt(M_ARENA_MAX, arenas)`` on glibc, unless ``MALLOC_ARENA_MAX`` is set (glibc read
+    it at start) or ``arenas`` is 0; whether the limit was applied. Call it before threads
+    start: an arena a thread already has stays."""
+    if not arenas or "MALLOC_ARENA_MAX" in os.environ:
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to set
+        return False
+    return bool(mallopt(_M_ARENA_MAX, arenas))
+
+
+#: glibc's ``M_ARENA_MAX`` parameter number (malloc.h).
+_M_ARENA_MAX = -8
+
+
 def serve(settings: Settings) -> int:
+    limit_malloc_arenas(settings.malloc_arenas)  # first: before uvicorn, tracing or the model
     import uvicorn
 
     from service.composition import Warmup, announce_startup, open_app

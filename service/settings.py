@@ -107,6 +107,16 @@ class Settings(BaseSettings):
     ``relates_to`` suggestions) rescores by exact cosine: the ones whose sign sketches are
     closest to the new item's. ``0`` scans every vector exactly (~15 ms at 100k decisions,
     against ~1 ms; README "Performance" gives how often the two differ)."""
+    import_pipeline: bool = True
+    """Whether ``import`` embeds the next batch of lines in a worker while the current batch is
+    written (:mod:`service.usecases.prefetch`); ``false`` embeds each batch when its turn comes.
+    The outcomes and the log are the same either way: this is how the import benchmark
+    measures what the overlap buys."""
+    gate_salience: Literal["local", "exact"] = "local"
+    """How the guardrail reads a contradicted decision's salience: ``local``, from what leans
+    on it only (exact, or a lower bound already past the threshold); ``exact``, one
+    whole-graph PageRank per contradicting write, the behaviour before issue 16, kept so the
+    write benchmark can measure the difference. Both give the same verdicts."""
     malloc_arenas: int = Field(default=2, ge=0, le=1024)
     """How many malloc arenas ``serve`` lets glibc create (``mallopt(M_ARENA_MAX)``, set before
     any thread starts); ``0`` keeps glibc's default of eight per core. Each thread that

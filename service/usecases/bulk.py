@@ -44,7 +44,7 @@ from retrieval.matrix import Vector
 
 from .context import Decigraph
 from .inputs import RecordDecision
-from .prefetch import EmbedAhead, Pending, pipeline_enabled
+from .prefetch import EmbedAhead, Pending
 from .writes import embedding_texts, record_decision, remember_item
 
 BATCH = 64
@@ -223,7 +223,7 @@ def import_items(
     """
     stored = _Stored(app.store)
     chunks = [items[start : start + BATCH] for start in range(0, len(items), BATCH)]
-    ahead = pipeline_enabled()
+    ahead = app.settings.import_pipeline
     with EmbedAhead(app.index.embed, ahead) as embedder:
         upcoming = _embed_batch(app, stored, chunks[0], embedder) if chunks else None
         for k, chunk in enumerate(chunks):

@@ -11,7 +11,6 @@ section, with the statement's embedding computed beforehand, and reuse its contr
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,8 +161,8 @@ def graph_constraint(
     return findings
 
 
-#: ``DECIGRAPH_GATE_SALIENCE=exact``: the gate reads the whole-graph salience (one PageRank per
-#: write that contradicts something; the behaviour before issue 16, kept for comparison).
+#: ``Settings.gate_salience``'s environment variable: ``exact`` reads the whole-graph salience
+#: (one PageRank per write that contradicts something; the behaviour before issue 16).
 GATE_SALIENCE_ENV = "DECIGRAPH_GATE_SALIENCE"
 
 
@@ -174,7 +173,7 @@ def target_salience(
     (:meth:`~graph.store.DecisionStore.salience_of`: no whole-graph PageRank after every
     write). ``exact`` is False for a hub whose lower bound already exceeds ``threshold``: the
     verdict is the same as with the exact score, which the message then does not claim."""
-    if os.environ.get(GATE_SALIENCE_ENV) == "exact":
+    if app.settings.gate_salience == "exact":
         scores = app.store.salience()
         return {t: (scores.get(t, 0.0), True) for t in sorted(targets)}
     local = app.store.salience_of(targets, at_least=threshold)

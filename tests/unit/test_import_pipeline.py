@@ -105,3 +105,36 @@ def test_an_abort_with_a_batch_in_flight_reports_every_line_and_leaves_no_worker
     outcomes = Counter(e["outcome"] for e in report.to_dict()["lines"])
     assert outcomes == Counter({"recorded": 5, "refused": 1, "not_reached": 3 * BATCH - 6})
     assert not [t for t in threading.enumerate() if t.name.startswith("embed-ahead")]
+
+
+def test_the_gil_switch_interval_is_short_while_a_pipeline_runs_and_restored_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from service.usecases.prefetch import PIPELINE_SWITCH_INTERVAL, short_switches
+
+    before = sys.getswitchinterval()
+    seen: list[float] = []
+    lines = [f'{{"text": "note {n} about the release train", "source": "chat"}}' for n in range(80)]
+    for mode, expected in (("1", PIPELINE_SWITCH_INTERVAL), ("0", before)):
+        monkeypatch.setenv(PIPELINE_ENV, mode)
+        with fake_app(tmp_path / f"data{mode}", 3) as app:
+            embed = app.index.embed
+
+            def watching(texts: Sequence[str], embed: Any = embed) -> Any:
+                seen.append(sys.getswitchinterval())
+                return embed(texts)
+
+            monkeypatch.setattr(app.index, "embed", watching)
+            assert app.settings.import_pipeline is (mode == "1")
+            assert run(app, lines).recorded == 80
+        assert set(seen) == {expected}
+        assert sys.getswitchinterval() == before
+        seen.clear()
+    # Nested and overlapping uses restore the first one's interval only when the last ends.
+    with short_switches():
+        with short_switches(0.001):
+            assert sys.getswitchinterval() == PIPELINE_SWITCH_INTERVAL
+        assert sys.getswitchinterval() == PIPELINE_SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before

@@ -137,11 +137,13 @@ def test_on_a_real_store_graph_every_node_matches(tmp_path: Any) -> None:
 
 
 def gate_blocks(G: nx.MultiDiGraph[str], target: str, exact: bool, monkeypatch: Any) -> list[str]:
-    """The graph guardrail's messages for contradicting ``target`` (real rule, stub app)."""
+    """The graph guardrail's messages for contradicting ``target`` (real rule, stub app;
+    ``exact``: ``DECIGRAPH_GATE_SALIENCE=exact``, read by the real ``Settings``)."""
     from types import SimpleNamespace
     from typing import cast
 
     from graph.algorithms.salience import compute_salience as whole
+    from service.settings import Settings
     from service.usecases import Decigraph
     from service.usecases.gate import GATE_SALIENCE_ENV, Candidate, graph_constraint
 
@@ -149,18 +151,20 @@ def gate_blocks(G: nx.MultiDiGraph[str], target: str, exact: bool, monkeypatch: 
         monkeypatch.setenv(GATE_SALIENCE_ENV, "exact")
     else:
         monkeypatch.delenv(GATE_SALIENCE_ENV, raising=False)
+    settings = Settings().model_copy(update={"salience_threshold": 0.5})
+    wholes: list[int] = []
     store = SimpleNamespace(
         graph=G,
-        salience=lambda: whole(G),
+        salience=lambda: wholes.append(1) or whole(G),
         salience_of=lambda ids, at_least=None: {
             i: local_salience(G, i, budget=256, at_least=at_least) for i in ids
         },
     )
-    app = cast(
-        Decigraph, SimpleNamespace(store=store, settings=SimpleNamespace(salience_threshold=0.5))
-    )
+    app = cast(Decigraph, SimpleNamespace(store=store, settings=settings))
     cand = Candidate(text="the opposite", fields={}, contradicts=[target])
-    return [f.message for f in graph_constraint(app, cand, [])]
+    messages = [f.message for f in graph_constraint(app, cand, [])]
+    assert bool(wholes) == (exact and target in G)  # the setting chose the whole-graph path
+    return messages
 
 
 def test_the_gate_blocks_exactly_what_the_whole_graph_scores_block(monkeypatch: Any) -> None:

@@ -91,7 +91,7 @@ def gate(G: nx.MultiDiGraph[str], scores: dict[str, float], target: str) -> bool
     )
     app = cast(
         Decigraph,
-        SimpleNamespace(store=store, settings=SimpleNamespace(salience_threshold=THRESHOLD)),
+        SimpleNamespace(store=store, settings=Settings()),
     )
     cand = Candidate(text="the opposite", fields={}, contradicts=[target])
     return any(f.guardrail_id == GRAPH_GUARDRAIL for f in graph_constraint(app, cand, []))

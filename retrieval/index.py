@@ -50,7 +50,7 @@ from .nodekeys import (
     time_key,
     touched_nodes,
 )
-from .planner import exhaustive_search, search_vectors
+from .planner import DEFAULT_VECTOR_POOL, exhaustive_search, search_vectors
 from .statements import StatementIndex
 from .structures import EntityIndex, FacetIndex, Timeline
 from .text import embedding_text, keyword_text
@@ -110,6 +110,7 @@ class DualIndex:
         # I/O error its next write can block for good, so this process stops writing to it and
         # answers vector queries from the in-memory matrix; the next open catches it up.
         self.vectors_failed = False
+        self.vector_pool = DEFAULT_VECTOR_POOL  # see retrieval.planner (0: ChromaDB answers)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -427,8 +428,7 @@ class DualIndex:
 
         if self.vectors_failed:
             return self._exact_search(vector, k, filters, accept)
-        try:
-            self.flush()
+        try:  # the planner flushes queued writes before it asks ChromaDB
             return search_vectors(self, vector, k, filters, accept)
         except VectorIndexError as exc:
             # ChromaDB is unreachable or will not take the queued writes (e.g. its disk is

@@ -124,6 +124,13 @@ class Settings(BaseSettings):
     whose freed memory other threads cannot reuse: two cost 8-10 MB less at 100k decisions
     with no measured latency change (README "Memory"). An explicit ``MALLOC_ARENA_MAX`` in the
     environment wins; other C libraries ignore the setting."""
+    recall_pool: int = Field(default=2048, ge=0, le=1_000_000)
+    """How many stored items a broad vector search (recall, hybrid and semantic
+    ``queryDecisions``, unfiltered or with a filter that matches many) rescores by exact cosine:
+    the ones whose sign sketches are closest to the query's. The answer depends only on the
+    stored vectors, so a replay or another replica gives the same one. ``0`` asks ChromaDB's
+    HNSW index instead, whose answers differ between two builds of the same vectors (README
+    "Recall" compares the two)."""
     model_boot: Literal["thread", "process"] = "thread"
     """How ``serve`` loads the model while its store opens: ``thread`` (default), in a thread
     started before the store opens (the GIL lets it overlap little with the store's load, but

@@ -56,6 +56,7 @@ class Decigraph:
 
     def __post_init__(self) -> None:
         self.auto_edges = AutoEdgeConfig(semantic_scan_pool=self.settings.neighbour_pool)
+        self.index.vector_pool = self.settings.recall_pool
         self.history = HistoryIndex(self.store)
         self.feed = FeedHub(self.store)
         self.past = PastStates(

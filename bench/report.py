@@ -22,7 +22,7 @@ from bench.report_cluster import cluster
 from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
 from bench.report_history import feed, history
-from bench.report_perf import cli, graph_maintained, tails
+from bench.report_perf import cli, graph_maintained, recall_pool, tails
 from bench.report_round2 import (
     gc_pauses,
     import_target,
@@ -137,6 +137,7 @@ def render(results: Path) -> str:
         import_target,
         read_path,
         recall_target,
+        recall_pool,
         tails,
         graph_section,
         graph_maintained,

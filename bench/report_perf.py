@@ -208,3 +208,49 @@ def graph_maintained(r: Report) -> None:
         "",
     )
     r.table(["query", "median", "p95", "baseline", "baseline median", "baseline p95"], rows)
+
+
+def recall_pool(r: Report) -> None:
+    """Recall's vector candidates: sketch pool, ChromaDB's HNSW, exact (``bench_recall_pool``)."""
+    n = r.load("recallpool")
+    if not n:
+        return
+    r.out(
+        "### Recall's vector candidates: the sketch pool against ChromaDB (issue 16)",
+        "",
+        f"A recall of 10 fetches the {n['fetch']} stored items nearest to the query, then "
+        "rescores them exactly. Against the exact top list of the "
+        f"{n['decisions']:,} decisions' real vectors: how many items ChromaDB's HNSW index and "
+        f"the sketch pool (the closest `pool` sign sketches rescored, at least "
+        f"{n['pool_rows_at_least']}; default {n['default_pool']}) miss, of the exact top "
+        f"{n['fetch']} and of the exact top 10, summed over the queries; times interleaved "
+        "query by query (`bench/bench_recall_pool.py`). *questions*: the recall benchmark's "
+        "seeded questions; *decisions*: new decisions from the store's generator.",
+        "",
+    )
+    rows = []
+    for name, sources in n["agreement"].items():
+        for source, row in sources.items():
+            label = "ChromaDB HNSW" if source == "chromadb" else f"pool {source}"
+            rows.append(
+                [
+                    name,
+                    label,
+                    *ms(row),
+                    str(row["missed_of_top80"]),
+                    str(row["queries_missing_any"]),
+                    str(row["missed_of_top10"]),
+                ]
+            )
+    r.table(
+        ["set", "source", "p50", "p95", "missed of top 80", "queries missing", "missed of top 10"],
+        rows,
+    )
+    rep = n["reproducibility"]
+    r.out(
+        f"Reproducibility: the first {rep['vectors']:,} vectors written identically into two "
+        f"fresh ChromaDB collections answered {rep['chromadb_differing_queries']} of "
+        f"{rep['queries']} queries differently; two matrices holding them (one filled in "
+        f"reverse order) answered {rep['pool_differing_queries']} differently through the pool.",
+        "",
+    )

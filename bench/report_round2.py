@@ -373,6 +373,10 @@ def gc_pauses(r: Report) -> None:
     )
 
 
+def _mb(figure: dict[str, float] | None) -> str:
+    return NA if figure is None else f"{figure['median']:,.0f} MB"
+
+
 def large(r: Report) -> None:
     """Memory at 10k, 100k and 300k decisions (``make bench-large``, committed on its own)."""
     r.out("## Memory at 10k, 100k and 300k decisions (`make bench-large`)", "")
@@ -382,7 +386,10 @@ def large(r: Report) -> None:
         return
     d = json.loads(path.read_text())
     r.out(
-        "A real `decigraph serve` per size, peak and settled RSS, with the compact layout "
+        f"A real `decigraph serve` per size ({d['queries']} recalls and as many hybrid "
+        f"`queryDecisions`, then {d['writes']} accepted writes: past the flush batch of 512, "
+        "so ChromaDB loads its HNSW index to apply them), RSS before that flush, settled and "
+        "peak, with the compact layout "
         "(*new*) and without it (`DECIGRAPH_COMPACT_MEMORY=0`, *old*), interleaved "
         f"(`bench/bench_memory.py`; {d['runs']} run(s) per variant; load average "
         f"{[round(x, 1) for x in d['load_average_start']]} at the start). A process that only "
@@ -396,6 +403,7 @@ def large(r: Report) -> None:
             [
                 f"{s['decisions']:,}",
                 s["source"],
+                _mb(served["new"].get("before_flush_rss_mb")),
                 *(
                     f"{served[v][k]['median']:,.0f} MB"
                     for v in ("new", "old")
@@ -408,6 +416,7 @@ def large(r: Report) -> None:
         [
             "decisions",
             "store",
+            "new: before ChromaDB's first flush",
             "new: settled",
             "new: peak",
             "old: settled",

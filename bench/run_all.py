@@ -107,6 +107,13 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
         ["--size", "2000", "--queries", "50", "--pools", "128", "512"],
         1800,
     ),
+    # Recall's vector candidates: the sketch pool against ChromaDB's HNSW and the exact scan.
+    "recallpool": (
+        "bench_recall_pool.py",
+        ["--size", "100000"],
+        ["--size", "2000", "--queries", "30", "--rebuild-size", "1000"],
+        1800,
+    ),
     # Generation-2 pauses with the loaded heap frozen and not (a synthetic 100k graph).
     "gc": (
         "bench_gc.py",

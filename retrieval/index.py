@@ -106,9 +106,8 @@ class DualIndex:
         self._lock = threading.RLock()
         self.report = CatchUpReport()
         self.healthy = True
-        # Set when an embedded ChromaDB failed a write (e.g. its disk filled up): after such an
-        # I/O error its next write can block for good, so this process stops writing to it and
-        # answers vector queries from the in-memory matrix; the next open catches it up.
+        # Set when an embedded ChromaDB failed a write (e.g. its disk filled up; its next write
+        # could block for good): no more writes to it, exact answers; the next open catches up.
         self.vectors_failed = False
         self.vector_pool = DEFAULT_VECTOR_POOL  # see retrieval.planner (0: ChromaDB answers)
 
@@ -428,7 +427,8 @@ class DualIndex:
 
         if self.vectors_failed:
             return self._exact_search(vector, k, filters, accept)
-        try:  # the planner flushes queued writes before it asks ChromaDB
+        try:  # a read sends queued vectors on, so ChromaDB's copy (and watermark) stays current
+            self.flush()
             return search_vectors(self, vector, k, filters, accept)
         except VectorIndexError as exc:
             # ChromaDB is unreachable or will not take the queued writes (e.g. its disk is

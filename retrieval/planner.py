@@ -9,9 +9,9 @@ the candidate rows, or ChromaDB.
   what fails the filter is dropped and the fetch widens while it comes back short; past
   ``MAX_FETCH``, an exact scan. The answer is a function of the stored vectors alone, so every
   replay and every replica gives the same one. ChromaDB's HNSW index does not: its graph is
-  built with random levels and threads, and two builds of the same vectors answered 294 of
-  300 top-20 queries differently (README "Recall": measured with 100k decisions, the pool of
-  2048 also misses fewer of the exact top 80 than HNSW, and is faster);
+  built with random levels and threads, and two builds of the same 10k real vectors answered
+  18 of 400 top-80 queries differently (README "Recall": at 100k decisions the pool of 2048
+  also misses fewer of the exact top 80 than HNSW, and is faster);
 - the same with ``vector_pool`` 0: ChromaDB answers the over-fetched list instead (the
   behaviour before), and a filter the facets cannot narrow that still leaves the list short is
   pushed down to ChromaDB as ``where`` (~100 ms at 100k records: its metadata filter first

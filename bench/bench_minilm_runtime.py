@@ -28,7 +28,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,50 +37,25 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from bench.common import summary  # noqa: E402
+from retrieval.minilm import LeanMiniLM, load_tokenizer  # noqa: E402
 
 
-class OldLeanMiniLM:
-    """``retrieval.minilm.LeanMiniLM`` as it was: the encoder is ``transformers.BertModel``."""
+class OldLeanMiniLM(LeanMiniLM):
+    """``retrieval.minilm.LeanMiniLM`` as it was: the encoder is ``transformers.BertModel``
+    (same tokenizer, pooling and normalisation: only the encoder differs)."""
 
     def __init__(self, path: Path) -> None:
         import torch
-        from tokenizers import Tokenizer
         from transformers import BertModel
 
         self._torch = torch
-        bert = json.loads((path / "sentence_bert_config.json").read_text())
-        self.max_seq_length = int(bert["max_seq_length"])
-        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(self.max_seq_length, strategy="longest_first")
-        tokenizer.enable_padding(pad_id=0, pad_type_id=0, pad_token="[PAD]")
-        self._tokenizer = tokenizer
-        model: Any = BertModel.from_pretrained(str(path), local_files_only=True)
-        self._model = model.eval()
+        self._tokenizer, self.max_seq_length = load_tokenizer(path)
+        model: Any = BertModel.from_pretrained(str(path), local_files_only=True).eval()
 
-    def encode(self, texts: Sequence[str], batch_size: int) -> Any:
-        torch = self._torch
-        functional = torch.nn.functional
-        order = np.argsort([-len(text) for text in texts])
-        out: list[Any] = [None] * len(texts)
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                chunk = [int(i) for i in order[start : start + batch_size]]
-                encoded = self._tokenizer.encode_batch([texts[i] for i in chunk])
-                ids = torch.tensor([e.ids for e in encoded], dtype=torch.long)
-                mask = torch.tensor([e.attention_mask for e in encoded], dtype=torch.long)
-                types = torch.tensor([e.type_ids for e in encoded], dtype=torch.long)
-                tokens = self._model(
-                    input_ids=ids, attention_mask=mask, token_type_ids=types
-                ).last_hidden_state
-                expanded = mask.unsqueeze(-1).expand(tokens.size()).to(tokens.dtype)
-                summed = torch.sum(tokens * expanded, 1)
-                counts = torch.clamp(expanded.sum(1), min=1e-9)
-                pooled = functional.normalize(summed / counts, p=2, dim=1)
-                pooled = functional.normalize(pooled, p=2, dim=1)
-                for row, i in enumerate(chunk):
-                    out[i] = pooled[row]
-        return np.asarray(torch.stack(out).numpy(), dtype=np.float32)
+        def encoder(ids: Any, mask: Any, types: Any) -> Any:
+            return model(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+
+        self._model = encoder
 
 
 CHILD = {
@@ -146,7 +120,6 @@ def throughput(rounds: int) -> dict[str, Any]:
     import torch
 
     from retrieval.embedder import bundled_model_path
-    from retrieval.minilm import LeanMiniLM
 
     torch.set_num_threads(1)
     path = bundled_model_path()

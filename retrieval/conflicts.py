@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graph.builders import raw_adjacency
-from graph.enums import EdgeType, Lifecycle, NodeKind
+from graph.enums import Lifecycle, NodeKind
+from graph.lifecycle import is_superseded
 
 from .index import DualIndex
 from .stance import parse
@@ -85,10 +86,10 @@ def find_conflicts(index: DualIndex, text: str, exclude: str | None = None) -> l
     decision = NodeKind.DECISION.value
 
     seen: dict[str, bool] = {}  # both lookups ask about the same decisions again and again
-    # effective_lifecycle(G, n) is ACCEPTED, read on NetworkX's own dicts: a write asks about
-    # ~100 decisions, and the views and enums cost a third of the whole pass.
-    nodes, pred = raw_adjacency(G).nodes, raw_adjacency(G).pred
-    supersedes, accepted = EdgeType.SUPERSEDES.value, Lifecycle.ACCEPTED.value
+    # effective_lifecycle(G, n) is ACCEPTED, read on NetworkX's own node dict: a write asks
+    # about ~100 decisions, and the node views and enum lookups cost a third of the whole pass.
+    nodes = raw_adjacency(G).nodes
+    accepted = Lifecycle.ACCEPTED.value
 
     def active(node_id: str) -> bool:
         known = seen.get(node_id)
@@ -99,7 +100,7 @@ def find_conflicts(index: DualIndex, text: str, exclude: str | None = None) -> l
                 and attrs is not None
                 and attrs.get("kind", decision) == decision
                 and attrs.get("lifecycle", accepted) == accepted
-                and not any(supersedes in keyed for keyed in pred[node_id].values())
+                and not is_superseded(G, node_id)
             )
         return known
 

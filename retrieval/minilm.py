@@ -58,23 +58,30 @@ def supported(path: Path) -> bool:
     )
 
 
+def load_tokenizer(path: Path) -> tuple[Any, int]:
+    """The model's tokenizer as ``sentence_transformers`` runs it (truncated to
+    ``max_seq_length``, padded to the longest of the batch), and that length."""
+    from tokenizers import Tokenizer
+
+    bert = json.loads((path / "sentence_bert_config.json").read_text())
+    max_seq_length = int(bert["max_seq_length"])
+    tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_seq_length, strategy="longest_first")
+    tokenizer.enable_padding(pad_id=0, pad_type_id=0, pad_token="[PAD]")  # to the longest
+    return tokenizer, max_seq_length
+
+
 class LeanMiniLM:
     """The loaded model: :meth:`encode` is ``SentenceTransformer.encode(texts,
     batch_size=..., normalize_embeddings=True)`` for this model."""
 
     def __init__(self, path: Path) -> None:
         import torch
-        from tokenizers import Tokenizer
 
         self._torch = torch
-        bert = json.loads((path / "sentence_bert_config.json").read_text())
-        self.max_seq_length = int(bert["max_seq_length"])
-        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(self.max_seq_length, strategy="longest_first")
-        tokenizer.enable_padding(pad_id=0, pad_type_id=0, pad_token="[PAD]")  # to the longest
-        self._tokenizer = tokenizer
-        self._model = bert_encoder.BertEncoder(path)
+        self._tokenizer, self.max_seq_length = load_tokenizer(path)
+        self._model: Any = bert_encoder.BertEncoder(path)
 
     def encode(self, texts: Sequence[str], batch_size: int) -> Vectors:
         torch = self._torch

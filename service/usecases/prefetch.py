@@ -44,22 +44,30 @@ class _Switches:
     saved = 0.005
 
 
-@contextmanager
-def short_switches(interval: float = PIPELINE_SWITCH_INTERVAL) -> Iterator[None]:
-    """Run the body with the GIL switch interval at most ``interval``; nested and concurrent
-    uses are counted, and the first one's previous interval comes back when the last ends."""
+def _shorten(interval: float) -> None:
     with _Switches.lock:
         if _Switches.users == 0:
             _Switches.saved = sys.getswitchinterval()
             sys.setswitchinterval(min(interval, _Switches.saved))
         _Switches.users += 1
+
+
+def _restore() -> None:
+    with _Switches.lock:
+        _Switches.users -= 1
+        if _Switches.users == 0:
+            sys.setswitchinterval(_Switches.saved)
+
+
+@contextmanager
+def short_switches(interval: float = PIPELINE_SWITCH_INTERVAL) -> Iterator[None]:
+    """Run the body with the GIL switch interval at most ``interval``; nested and concurrent
+    uses are counted, and the first one's previous interval comes back when the last ends."""
+    _shorten(interval)
     try:
         yield
     finally:
-        with _Switches.lock:
-            _Switches.users -= 1
-            if _Switches.users == 0:
-                sys.setswitchinterval(_Switches.saved)
+        _restore()
 
 
 class Pending(Generic[V]):
@@ -95,7 +103,6 @@ class EmbedAhead(Generic[V]):
     def __init__(self, embed: Callable[[Sequence[str]], list[V]], enabled: bool = True) -> None:
         self._embed = embed
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="embed-ahead") if enabled else None
-        self._switches = short_switches() if enabled else None
 
     def submit(self, texts: list[str]) -> Pending[V]:
         if self._pool is None or not texts:
@@ -103,8 +110,8 @@ class EmbedAhead(Generic[V]):
         return Pending(self._embed, texts, self._pool.submit(self._embed, texts))
 
     def __enter__(self) -> Self:
-        if self._switches is not None:
-            self._switches.__enter__()
+        if self._pool is not None:
+            _shorten(PIPELINE_SWITCH_INTERVAL)  # restored in __exit__, whatever ends the import
         return self
 
     def __exit__(
@@ -113,9 +120,8 @@ class EmbedAhead(Generic[V]):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            if self._pool is not None:
+        if self._pool is not None:
+            try:
                 self._pool.shutdown(wait=True, cancel_futures=True)
-        finally:
-            if self._switches is not None:
-                self._switches.__exit__(exc_type, exc, tb)
+            finally:
+                _restore()

@@ -8,7 +8,7 @@ PACKAGES := graph retrieval service
 UI := service/ui
 UI_STAMP := $(UI)/node_modules/.installed
 
-.PHONY: install ui serve test lint typecheck unit unit-fast soak bench notebooks sample clean
+.PHONY: install ui serve test lint typecheck unit unit-fast soak bench notebooks sample clean judge judge-bench
 
 install: $(STAMP) $(UI_STAMP)
 
@@ -62,6 +62,17 @@ soak: $(STAMP)
 # (`$(PY) bench/run_all.py --quick`: the whole pipeline at small sizes in ~5 min).
 bench: $(STAMP)
 	$(PY) bench/run_all.py
+
+# Train the contradiction pair judge from bench/judgedata/train.jsonl (seeded, ~17 min on 2
+# cores): writes retrieval/contradiction/weights/ (weights, config, card.json with the digest,
+# the thresholds picked on the dev split and the dev figures, MODEL_CARD.md) and prints them.
+judge: $(STAMP)
+	$(PY) scripts/train_judge.py
+
+# The judge on the frozen test split, the dev split and the 540 old pairs, beside the grammar
+# and cosine baselines: bench/results/judge.json (also a step of `make bench`).
+judge-bench: $(STAMP)
+	$(PY) bench/bench_judge.py
 
 # Memory of a served store at 10k, 100k and 300k decisions, old and new representation, and
 # the per-decision cost extrapolated to 1M: bench/results/large.json. A size without a seeded

@@ -43,8 +43,11 @@ COMPATIBLE = (
     "lookalike_negation",
 )
 UNRELATED = ("same_domain_unrelated", "cross_domain")
-PHENOMENA = {**dict.fromkeys(CONTRADICTING, "contradicts"), **dict.fromkeys(COMPATIBLE, "compatible"),
-             **dict.fromkeys(UNRELATED, "unrelated")}
+PHENOMENA = {
+    **dict.fromkeys(CONTRADICTING, "contradicts"),
+    **dict.fromkeys(COMPATIBLE, "compatible"),
+    **dict.fromkeys(UNRELATED, "unrelated"),
+}
 #: Targets from the issue: block precision and recall, flagged recall, look-alikes flagged.
 BLOCK_PRECISION, BLOCK_RECALL, FLAG_RECALL, LOOKALIKE_FLAGGED = 0.95, 0.50, 0.90, 0.25
 
@@ -54,8 +57,7 @@ def split_path(split: str) -> Path:
 
 
 def load_split(split: str) -> list[dict[str, str]]:
-    rows = [json.loads(line) for line in split_path(split).read_text().splitlines() if line.strip()]
-    return rows
+    return [json.loads(line) for line in split_path(split).read_text().splitlines() if line.strip()]
 
 
 def split_digest(split: str) -> str:
@@ -86,7 +88,9 @@ def flags(p: float, block: float, review: float) -> str:
     return "block" if p >= block else "review" if p >= review else "pass"
 
 
-def figures(rows: Sequence[dict[str, Any]], p: Sequence[float], block: float, review: float) -> dict[str, Any]:
+def figures(
+    rows: Sequence[dict[str, Any]], p: Sequence[float], block: float, review: float
+) -> dict[str, Any]:
     """Tier figures for pairs whose earlier decision others rely on (so a block is possible)."""
     tiers = [flags(x, block, review) for x in p]
     pos = [t for r, t in zip(rows, tiers, strict=True) if r["label"] == "contradicts"]
@@ -104,14 +108,20 @@ def figures(rows: Sequence[dict[str, Any]], p: Sequence[float], block: float, re
         "pairs": len(rows),
         "contradictions": len(pos),
         "blocked": len(blocked),
-        "block_precision": round(blocked.count("contradicts") / len(blocked), 3) if blocked else 1.0,
+        "block_precision": round(blocked.count("contradicts") / len(blocked), 3)
+        if blocked
+        else 1.0,
         "block_recall": share(pos, "block"),
         "flag_recall": share(pos, "block", "review"),
         "lookalikes_flagged": share(compat, "block", "review"),
         "lookalikes_blocked": share(compat, "block"),
         "unrelated_flagged": share(unrel, "block", "review"),
         "per_phenomenon": {
-            ph: {"n": len(ts), "flagged": share(ts, "block", "review"), "blocked": share(ts, "block")}
+            ph: {
+                "n": len(ts),
+                "flagged": share(ts, "block", "review"),
+                "blocked": share(ts, "block"),
+            }
             for ph, ts in sorted(per.items())
         },
     }
@@ -140,7 +150,9 @@ def pick_thresholds(rows: Sequence[dict[str, Any]], p: Sequence[float]) -> dict[
     return {"block": block, "review": review}
 
 
-def score_rows(score: Callable[[list[tuple[str, str]]], list[float]], rows: Sequence[dict[str, Any]]) -> list[float]:
+def score_rows(
+    score: Callable[[list[tuple[str, str]]], list[float]], rows: Sequence[dict[str, Any]]
+) -> list[float]:
     return score([(r["a"], r["b"]) for r in rows])
 
 
@@ -156,7 +168,10 @@ def calibrate(weights: Path, card: dict[str, Any]) -> dict[str, Any]:
     thresholds = pick_thresholds(rows, p)
     return {
         "thresholds": thresholds,
-        "dev": {"data_sha256": split_digest("dev"), **figures(rows, p, thresholds["block"], thresholds["review"])},
+        "dev": {
+            "data_sha256": split_digest("dev"),
+            **figures(rows, p, thresholds["block"], thresholds["review"]),
+        },
     }
 
 

@@ -22,6 +22,7 @@ from bench.report_cluster import cluster
 from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
 from bench.report_history import feed, history
+from bench.report_judge import judge
 from bench.report_perf import cli, graph_maintained, recall_pool, tails
 from bench.report_round2 import (
     gc_pauses,
@@ -148,6 +149,7 @@ def render(results: Path) -> str:
         large,
         quality,
         contradictions,
+        judge,
         keyword,
         cstp_parity,
         cluster,

@@ -1,4 +1,4 @@
-"""Add labelled pairs to the judge's data: ``python scripts/judge_data.py add SPLIT WRITER FILE...``.
+"""Add labelled pairs to the judge's data: ``scripts/judge_data.py add SPLIT WRITER FILE...``.
 
 Each FILE is JSON Lines of ``{domain, a, b, label, phenomenon, why}`` (README "Contradiction
 detection" says how to write them). Rows are checked (:func:`bench.judge_common.check_row`),
@@ -58,7 +58,10 @@ def add(split: str, writer: str, files: list[Path], unfreeze: bool) -> None:
                     "id": f"{writer}-{number:04d}",
                     "split": split,
                     "writer": writer,
-                    **{f: " ".join(str(row[f]).split()) for f in ("domain", "a", "b", "label", "phenomenon")},
+                    **{
+                        f: " ".join(str(row[f]).split())
+                        for f in ("domain", "a", "b", "label", "phenomenon")
+                    },
                     "why": " ".join(str(row.get("why", "")).split()),
                 }
             )
@@ -74,9 +77,11 @@ def stats() -> None:
         if not split_path(split).exists():
             continue
         rows = load_split(split)
-        print(f"{split}: {len(rows)} pairs, {len({r['writer'] for r in rows})} writers, "
-              f"{len({r['domain'] for r in rows})} domains, "
-              f"sha256 {hashlib.sha256(split_path(split).read_bytes()).hexdigest()[:12]}")
+        print(
+            f"{split}: {len(rows)} pairs, {len({r['writer'] for r in rows})} writers, "
+            f"{len({r['domain'] for r in rows})} domains, "
+            f"sha256 {hashlib.sha256(split_path(split).read_bytes()).hexdigest()[:12]}"
+        )
         print("  labels:", dict(sorted(Counter(r["label"] for r in rows).items())))
         print("  phenomena:", dict(sorted(Counter(r["phenomenon"] for r in rows).items())))
 

@@ -18,7 +18,9 @@ from typing import Any
 
 #: ``JUDGE_DATA`` points elsewhere for experiments.
 DATA = Path(os.environ.get("JUDGE_DATA") or Path(__file__).resolve().parent / "judgedata")
-SPLITS = ("train", "dev", "test")
+#: ``test2``: frozen like ``test``, written by two other writers under a brief that balances word
+#: overlap within each label (``writers/TASK2.md``).
+SPLITS = ("train", "dev", "test", "test2")
 LABELS = ("contradicts", "compatible", "unrelated")
 CONTRADICTING = (
     "substitution",

@@ -26,7 +26,7 @@ from bench.judge_common import pair_key as key  # noqa: E402
 
 
 def add(split: str, writer: str, files: list[Path], unfreeze: bool) -> None:
-    if split == "test" and (DATA / "FROZEN").exists() and not unfreeze:
+    if split.startswith("test") and (DATA / "FROZEN").exists() and not unfreeze:
         sys.exit("the test split is frozen (bench/judgedata/FROZEN); see --unfreeze")
     seen = {key(r["a"], r["b"]) for s in SPLITS if split_path(s).exists() for r in load_split(s)}
     existing = load_split(split) if split_path(split).exists() else []

@@ -29,10 +29,11 @@ def test_every_row_is_well_formed_with_a_unique_id() -> None:
     assert len(ids) == len(set(ids))
 
 
-def test_the_test_split_is_the_frozen_one() -> None:
-    digest, name = (DATA / "FROZEN").read_text().split()
-    assert name.endswith("test.jsonl")
-    assert hashlib.sha256(split_path("test").read_bytes()).hexdigest() == digest
+def test_the_test_splits_are_the_frozen_ones() -> None:
+    frozen = dict(line.split()[::-1] for line in (DATA / "FROZEN").read_text().splitlines())
+    for split in ("test", "test2"):
+        digest = frozen[f"bench/judgedata/{split}.jsonl"]
+        assert hashlib.sha256(split_path(split).read_bytes()).hexdigest() == digest
 
 
 def test_no_pair_is_in_two_splits_either_way_round() -> None:

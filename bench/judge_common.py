@@ -16,24 +16,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from retrieval.contradiction.labels import KINDS, LABELS
+
 #: ``JUDGE_DATA`` points elsewhere for experiments.
 DATA = Path(os.environ.get("JUDGE_DATA") or Path(__file__).resolve().parent / "judgedata")
 #: ``test2``: frozen like ``test``, written by two other writers under a brief that balances word
 #: overlap within each label (``writers/TASK2.md``).
 SPLITS = ("train", "dev", "test", "test2")
-LABELS = ("contradicts", "compatible", "unrelated")
-CONTRADICTING = (
-    "substitution",
-    "negation",
-    "value",
-    "paraphrased_role",
-    "antonym",
-    "implied_alternative",
-    "exception",
-    "reversal",
-    "scope_variant",
-    "subordinate",
-)
+CONTRADICTING = KINDS
 COMPATIBLE = (
     "refinement",
     "other_scope",

@@ -21,22 +21,10 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-#: The judge's classes, in logit order.
-LABELS = ("contradicts", "compatible", "unrelated")
-#: What kind of contradiction it reads (a second head, trained on contradicting pairs only):
-#: it words the one-line reason an agent is shown.
-KINDS = (
-    "substitution",
-    "negation",
-    "value",
-    "paraphrased_role",
-    "antonym",
-    "implied_alternative",
-    "exception",
-    "reversal",
-    "scope_variant",
-    "subordinate",
-)
+from .labels import KINDS, LABELS
+
+__all__ = ["KINDS", "LABELS", "PairModel", "from_base", "load_trained", "trained_state"]
+
 #: Tensors read from the bundled model and never trained (so never shipped).
 FROZEN = ("embeddings.word_embeddings.weight",)
 

@@ -18,7 +18,7 @@ from graph.drafts import EdgeDraft
 from graph.enums import EdgeType, NodeKind
 from graph.model import MetaValue
 
-from .conflicts import find_conflicts
+from .contradiction.tiers import Conflict, suspected_edge
 from .index import DualIndex
 from .matrix import Vector
 from .structures import TimeKey
@@ -45,7 +45,6 @@ class AutoEdgeConfig(BaseModel):
     semantic_scan_pool: int = Field(default=512, ge=0, le=1_000_000)
     causal_recent: int = Field(default=10, ge=0, le=100)
     causal_min_overlap: float = Field(default=0.15, ge=0, le=1)
-    contradiction_auto_apply: float | None = Field(default=None, ge=0, le=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +86,7 @@ _CAUSAL_CUE = re.compile(
 )
 _NODE_ID = re.compile(r"\b[0-9a-f]{8}\b")
 
-Signal = Literal["backbone", "proximity", "entity", "semantic", "causal", "cites", "stance"]
+Signal = Literal["backbone", "proximity", "entity", "semantic", "causal", "cites"]
 
 
 def _edge(
@@ -121,13 +120,14 @@ def plan_edges(
     index: DualIndex,
     item: Incoming,
     config: AutoEdgeConfig,
-    contradictions: Sequence[Suggestion] | None = None,
+    conflicts: Sequence[Conflict] = (),
     neighbours: list[tuple[str, float]] | None = None,
 ) -> EdgePlan:
     """Derive the edges (and suggestions) for ``item`` against what the indexes hold now.
 
-    ``contradictions``: the guardrail's contradiction pass for this decision, when it already
-    ran (it is not computed a second time). ``neighbours``: :func:`semantic_neighbours` of
+    ``conflicts``: the pairs the guardrail raised for this decision and let through (review
+    tier, or a block overridden): each becomes a ``contradicts`` edge marked ``suspected``.
+    ``neighbours``: :func:`semantic_neighbours` of
     ``item.vector``, when the caller scanned the matrix already (under the same lock).
     """
     plan = EdgePlan()
@@ -152,23 +152,8 @@ def plan_edges(
             plan.suggestions.append(suggestion)
     for draft in causal_edges(index, item, config):
         add(draft)
-    if item.kind is NodeKind.DECISION:
-        if contradictions is None:
-            contradictions = contradiction_suggestions(index, item.text, item.id)
-        for suggestion in contradictions:
-            threshold = config.contradiction_auto_apply
-            if threshold is not None and suggestion.score >= threshold:
-                add(
-                    _edge(
-                        item.id,
-                        suggestion.target,
-                        EdgeType.CONTRADICTS,
-                        suggestion.score,
-                        "stance",
-                    )
-                )
-            else:
-                plan.suggestions.append(suggestion)
+    for c in conflicts:  # the guardrail's raised pairs, kept until someone resolves them
+        add(suspected_edge(item.id, c))
     # A suspected contradiction is the more specific reading of a mid-band similarity.
     disputed = {s.target for s in plan.suggestions if s.type is EdgeType.CONTRADICTS}
     disputed |= {e.target for e in plan.edges if EdgeType(e.type) is EdgeType.CONTRADICTS}
@@ -303,19 +288,3 @@ def causal_edges(index: DualIndex, item: Incoming, config: AutoEdgeConfig) -> li
                 )
             )
     return out
-
-
-def contradiction_suggestions(
-    index: DualIndex, text: str, exclude: str | None = None
-) -> list[Suggestion]:
-    """Active decisions whose statement contradicts the statement ``text``.
-
-    Decided on the statements alone (never their context or embeddings): the same subject and
-    a different choice, one rejecting what the other adopts, or opposite force or different
-    values for the same policy, where the scopes meet (:mod:`.conflicts`). The score is the
-    rule's confidence; the reason names the option and the purpose.
-    """
-    return [
-        Suggestion(found.target, EdgeType.CONTRADICTS, found.score, found.reason)
-        for found in find_conflicts(index, text, exclude)
-    ]

@@ -17,6 +17,7 @@ from graph.enums import EdgeType, NodeKind
 from graph.model import Edge, Node
 from graph.timeutil import format_ts
 
+from .contradiction.tiers import Conflict, compatible_edge
 from .autoedges import (
     AutoEdgeConfig,
     EdgePlan,
@@ -125,7 +126,8 @@ def record(
     vector: Vector | None = None,
     note: Mapping[str, Any] | None = None,
     links: Sequence[tuple[str, EdgeType]] = (),
-    contradictions: Sequence[Suggestion] | None = None,
+    conflicts: Sequence[Conflict] = (),
+    compatible: Sequence[str] = (),
     neighbours: list[tuple[str, float]] | None = None,
 ) -> WriteResult:
     """Record a decision with its derived edges (plus caller ``edges``).
@@ -133,8 +135,9 @@ def record(
     ``confirm`` lists ids of suggested edges (``relates_to`` candidates or contradictions) the
     caller accepts up front; they are written with the decision instead of being suggested.
     ``links`` are ``(target, type)`` edges from the new decision, written in the same event.
-    ``contradictions`` is the guardrail's contradiction pass, reused instead of recomputed;
-    ``neighbours`` the semantic neighbours of ``vector``, scanned under the caller's lock.
+    ``conflicts`` are the pairs the guardrail raised and let through (kept as suspected
+    ``contradicts`` edges); ``compatible`` the decisions the caller declared compatible (a
+    ``relates_to`` edge marked ``compatible``); ``neighbours`` the semantic neighbours of ``vector``, scanned under the caller's lock.
     """
     config = config or AutoEdgeConfig()
     text = compose_embedding_text(draft.text, draft.context, draft.pattern)
@@ -165,7 +168,7 @@ def record(
             vector=vector,
             stream=stream_of(draft.project, actor),
         )
-        plan = plan_edges(index, item, config, contradictions, neighbours)
+        plan = plan_edges(index, item, config, conflicts, neighbours)
         wanted = set(confirm)
         kept: list[Suggestion] = []
         for suggestion in plan.suggestions:
@@ -186,6 +189,9 @@ def record(
         plan.suggestions = kept
         plan.edges.extend(edges)
         plan.edges.extend(EdgeDraft(node_id, target, kind) for target, kind in links)
+        # First, so that the declaration wins over a derived edge of the same type.
+        plan.edges[:0] = [compatible_edge(node_id, target) for target in compatible]
+        plan.suggestions = [s for s in plan.suggestions if s.target not in set(compatible)]
         with index.prepared(text, vector):
             node = store.record(draft, actor, _dedupe(plan.edges), note)
         return _result(index, node, plan)

@@ -42,6 +42,7 @@ WEIGHTS_DIR = ROOT / "retrieval" / "contradiction" / "weights"
 
 
 Example = tuple[str, str, int, int]
+COMPATIBLE = LABELS.index("compatible")
 
 
 def kind_of(row: dict[str, str]) -> int:
@@ -49,16 +50,27 @@ def kind_of(row: dict[str, str]) -> int:
     return KINDS.index(row["phenomenon"]) if row["phenomenon"] in KINDS else -100
 
 
-def examples(rows: list[dict[str, str]], seed: int, unrelated_share: float) -> list[Example]:
+def examples(
+    rows: list[dict[str, str]], seed: int, unrelated_share: float, identity_share: float = 0.03
+) -> list[Example]:
     out = [(r["a"], r["b"], LABELS.index(r["label"]), kind_of(r)) for r in rows]
     out += [(r["b"], r["a"], LABELS.index(r["label"]), kind_of(r)) for r in rows]
     rng = random.Random(seed)
+    # Statements from two different pairs: half from other domains, half from the same domain
+    # (the gate's candidates are a statement's nearest neighbours, mostly on the same subject
+    # area and mostly neither contradicting nor agreeing with it).
     extra = int(unrelated_share * len(rows))
     while extra > 0:
         x, y = rng.choice(rows), rng.choice(rows)
-        if x["domain"] != y["domain"]:
+        same = extra % 2 == 0
+        if x is not y and (x["domain"] == y["domain"]) == same:
             out.append((x[rng.choice("ab")], y[rng.choice("ab")], LABELS.index("unrelated"), -100))
             extra -= 1
+    # A statement beside itself, or beside itself reworded only in case and spacing, agrees
+    # with itself: a dependent that restates its parent must never read as contradicting it.
+    for r in rng.sample(rows, max(1, int(identity_share * len(rows)))):
+        text = r[rng.choice("ab")]
+        out.append((text, text if rng.random() < 0.5 else text.lower(), COMPATIBLE, -100))
     return out
 
 
@@ -169,7 +181,8 @@ the judge or another split. `train` ({t["pairs"]} pairs, sha256 `{t["data_sha256
 trains; `dev` (sha256 `{dev["data_sha256"][:12]}`) picks the thresholds; `test` (frozen,
 written first by two writers who wrote nothing else) is measured by `make judge-bench` only.
 Each pair trains in both orders; {t["unrelated_share"]:.0%} extra `unrelated` pairs join
-statements of two different domains. Seed {t["seed"]}, {t["epochs"]} epochs, batch {t["batch"]},
+statements of two different pairs (half from the same domain), and 3 % of statements are
+paired with themselves as `compatible`. Seed {t["seed"]}, {t["epochs"]} epochs, batch {t["batch"]},
 lr {t["lr"]} (head {t["head_lr"]}); trained in {t["seconds"]:.0f} s on this machine.
 
 ## Thresholds (picked on dev)

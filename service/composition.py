@@ -27,6 +27,7 @@ from graph.gcpause import freeze_heap, freeze_new, refreeze_heap
 from graph.ids import IdSource
 from graph.lockfile import DirectoryLock
 from graph.store import DecisionStore, StoreOptions
+from retrieval.contradiction.llm import LLMJudge, load_config
 from retrieval.embedder import Embedder, MiniLMEmbedder
 from retrieval.embedworker import BootEmbedder
 from retrieval.index import DualIndex
@@ -195,11 +196,25 @@ def _writer(
         store.close()
         raise
     timeline.mark("indexes")
-    app = Decigraph(settings, store, index, rules, breakers=breakers)
+    app = Decigraph(settings, store, index, rules, breakers=breakers, llm_judge=llm_judge(settings))
+    # The judge's network loads beside the embedding model's warm-up, not on the first check.
+    threading.Thread(target=app.pair_judge.load, name="decigraph-judge", daemon=True).start()
     store.reset_listeners.append(app.forget_derived)
     _freeze_loaded(app)
     store.follow()  # a shared log: apply the other replicas' events as they commit
     return app
+
+
+def llm_judge(settings: Settings) -> LLMJudge | None:
+    """The optional second-opinion judge ``settings`` configure (None when unset)."""
+    config = load_config(
+        settings.judge_url,
+        settings.judge_model,
+        settings.judge_key,
+        settings.judge_key_file,
+        settings.judge_timeout,
+    )
+    return None if config is None else LLMJudge(config)
 
 
 def _freeze_loaded(app: Decigraph) -> None:

@@ -112,6 +112,19 @@ class Settings(BaseSettings):
     written (:mod:`service.usecases.prefetch`); ``false`` embeds each batch when its turn comes.
     The outcomes and the log are the same either way: this is how the import benchmark
     measures what the overlap buys."""
+    judge_url: str | None = None
+    """An OpenAI-compatible chat-completions endpoint (``http://host:port/v1``) asked for a second
+    opinion on the contradiction judge's ``review`` pairs only; unset: never asked. When it does
+    not answer within ``judge_timeout`` the local verdict stands (README "Contradiction
+    detection")."""
+    judge_model: str | None = None
+    """The model ``judge_url`` serves (required with it)."""
+    judge_key: str | None = None
+    """The endpoint's bearer key (prefer ``judge_key_file``: an environment is easier to leak)."""
+    judge_key_file: Path | None = None
+    """A file holding the endpoint's bearer key."""
+    judge_timeout: float = Field(default=5.0, gt=0, le=120)
+    """Seconds one call to ``judge_url`` may take; after a failure it is left alone for 30 s."""
     gate_salience: Literal["local", "exact"] = "local"
     """How the guardrail reads a contradicted decision's salience: ``local``, from what leans
     on it only (exact, or a lower bound already past the threshold); ``exact``, one

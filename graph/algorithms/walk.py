@@ -66,6 +66,8 @@ class EdgeRef:
     created_by: str
     context: str | None
     origin: Literal["manual", "auto"]
+    #: What derived or declared it (``meta.signal``: ``semantic``, ``suspected``, ...), if said.
+    signal: str | None = None
 
     @property
     def sort_key(self) -> tuple[str, str, str]:
@@ -104,7 +106,14 @@ def _make(source: str, target: str, edge_type: EdgeType, attrs: Mapping[str, Any
         created_by=str(attrs["created_by"]),
         context=attrs.get("context"),
         origin="auto" if origin == "auto" else "manual",
+        signal=_signal(attrs),
     )
+
+
+def _signal(attrs: Mapping[str, Any]) -> str | None:
+    meta = attrs.get("meta")
+    signal = meta.get("signal") if isinstance(meta, Mapping) else None
+    return None if signal is None else str(signal)
 
 
 def check_node(G: nx.MultiDiGraph[str], node_id: str, field: str = "node_id") -> str:

@@ -16,9 +16,11 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from graph.errors import DecigraphError
+
+from .tiers import Thresholds
 
 #: The directory of the shipped weights, their config and their card.
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -43,6 +45,17 @@ class PairScore:
     unrelated: float
     #: The kind of contradiction it reads most likely (:data:`.model.KINDS`).
     kind: str
+
+
+class PairScorer(Protocol):
+    """What the guardrail needs of a judge: its version, its thresholds, and pair scores."""
+
+    version: str
+    thresholds: Thresholds
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[PairScore]: ...
+
+    def load(self) -> None: ...
 
 
 def pair_tokenizer(base: Path) -> Any:
@@ -105,6 +118,7 @@ class PairJudge:
                 "`make judge` or restore the shipped files"
             )
         self.version = str(self.card["version"])
+        self.thresholds = Thresholds(**self.card["thresholds"])
         self._weights, self._base = weights, base
         self._model: Any = None
         self._tokenizer: Any = None

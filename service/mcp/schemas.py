@@ -32,6 +32,9 @@ ReasonKind = Literal[
 ]
 Category = Literal["architecture", "process", "integration", "tooling", "security"]
 
+SUPERSEDES = "Ids of decisions this one replaces (resolves a contradiction block)."
+COMPATIBLE_WITH = "Ids of decisions flagged as contradicted that in fact both hold; never raised again."
+OVERRIDE_REASON = "Record despite a block; the reason is logged."
 DESCRIPTION = "The decision statement: what was decided (or is about to be), in one sentence."
 AGENT_ID = (
     "Scopes the deliberation-tracker session to consume (not your identity: calls are "
@@ -85,6 +88,9 @@ class CheckActionInput(BaseModel):
     stakes: Stakes = _("How much is at stake.", "medium")
     confidence: float | None = _("Your confidence that it is right, 0 to 1.", ge=0, le=1)
     context: dict[str, Any] | None = _("Extra variables the guardrails may test (free-form).")
+    supersedes: list[str] | None = _(SUPERSEDES)
+    compatible_with: list[str] | None = _(COMPATIBLE_WITH)
+    override_reason: str | None = _(OVERRIDE_REASON)
 
 
 class ReasonInput(BaseModel):
@@ -147,6 +153,9 @@ class LogDecisionInput(BaseModel):
     decision_id: str | None = _(DECISION_ID)
     deliberation: DeliberationInput | None = _("The deliberation that led to it.")
     bridge: BridgeInput | None = _("Its structure and function.")
+    supersedes: list[str] | None = _(SUPERSEDES)
+    compatible_with: list[str] | None = _(COMPATIBLE_WITH)
+    override_reason: str | None = _(OVERRIDE_REASON)
 
 
 class ReviewOutcomeInput(BaseModel):
@@ -197,6 +206,8 @@ class UpdateDecisionInput(BaseModel):
     context: str | None = _("A new context.")
     tags: list[str] | None = _("New tags (they replace the existing ones).")
     pattern: str | None = _("The reusable pattern this decision follows.")
+    compatible_with: list[str] | None = _(COMPATIBLE_WITH)
+    override_reason: str | None = _(OVERRIDE_REASON)
 
 
 class RecordThoughtInput(BaseModel):
@@ -217,6 +228,9 @@ class ActionInput(BaseModel):
     stakes: Stakes = _("How much is at stake.", "medium")
     confidence: float | None = _("Your confidence that it is right, 0 to 1.", ge=0, le=1)
     context: dict[str, Any] | None = _("Extra variables the guardrails may test (free-form).")
+    supersedes: list[str] | None = _(SUPERSEDES)
+    compatible_with: list[str] | None = _(COMPATIBLE_WITH)
+    override_reason: str | None = _(OVERRIDE_REASON)
 
 
 class PreActionOptions(BaseModel):

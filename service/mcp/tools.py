@@ -87,9 +87,18 @@ def _camel(values: Mapping[str, Any]) -> dict[str, Any]:
     return {to_camel(key): value for key, value in values.items()}
 
 
+def _resolutions(args: Args) -> dict[str, Any]:
+    """How a call resolves a contradiction: ``supersedes``, ``compatibleWith``, ``override``."""
+    params = _camel(_given(args, "supersedes", "compatible_with"))
+    if args.get("override_reason") is not None:
+        params["override"] = {"reason": args["override_reason"]}
+    return params
+
+
 def _action(args: Args) -> dict[str, Any]:
     action = {"description": args.get("description"), "stakes": args.get("stakes") or "medium"}
     action.update(_given(args, "category", "confidence", "context"))
+    action.update(_resolutions(args))
     return action
 
 
@@ -121,6 +130,7 @@ def log_params(args: Args) -> dict[str, Any]:
     params = _given(args, *names, "feature", "pr", "deliberation", "bridge")
     params["stakes"] = args.get("stakes") or "medium"
     params.update(_camel(_given(args, "agent_id", "decision_id")))
+    params.update(_resolutions(args))
     return params
 
 
@@ -149,10 +159,12 @@ def reason_stats_params(args: Args) -> dict[str, Any]:
 
 
 def update_params(args: Args) -> dict[str, Any]:
-    return {
-        "id": args.get("id"),
-        "updates": _given(args, "decision", "confidence", "context", "tags", "pattern"),
-    }
+    params: dict[str, Any] = {"id": args.get("id")}
+    updates = _given(args, "decision", "confidence", "context", "tags", "pattern")
+    if updates or not args.get("compatible_with"):
+        params["updates"] = updates
+    params.update(_resolutions(args))
+    return params
 
 
 def pre_action_params(args: Args) -> dict[str, Any]:
@@ -205,6 +217,7 @@ def check_result(result: Mapping[str, Any], args: Args) -> dict[str, Any]:
         "violations": [finding(v) for v in result.get("violations", [])],
         "warnings": [finding(w) for w in result.get("warnings", [])],
         "evaluated": result.get("evaluated"),
+        **({"conflicts": result["conflicts"]} if result.get("conflicts") else {}),
     }
 
 

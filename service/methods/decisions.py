@@ -141,7 +141,7 @@ class UpdateFields(Params, DecisionChanges):
 class UpdateParams(Params, UpdateDecision):
     model_config = wire(id=ID_ALIASES, changes="updates")
 
-    changes: UpdateFields
+    changes: UpdateFields = Field(default_factory=UpdateFields)
 
 
 class ReviewParams(Params, ReviewDecision):
@@ -185,7 +185,15 @@ def recorded_view(made: usecases.Recorded) -> dict[str, Any]:
         "suggestions": [suggestion_view(s) for s in made.suggestions],
         "guardrail_warnings": [w.to_dict() for w in made.verdict.warnings],
         "guardrail_override": made.overridden,
+        **conflicts_field(made.verdict),
     }
+
+
+def conflicts_field(verdict: usecases.Verdict | None) -> dict[str, Any]:
+    """``conflicts``: the pairs the judge raised (only when there are any)."""
+    if verdict is None or not verdict.conflicts:
+        return {}
+    return {"conflicts": [c.to_view() for c in verdict.conflicts]}
 
 
 def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
@@ -216,6 +224,7 @@ def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
         if made.verdict is not None:
             result["guardrail_warnings"] = [w.to_dict() for w in made.verdict.warnings]
             result["guardrail_override"] = made.overridden
+            result.update(conflicts_field(made.verdict))
         return result
 
     def review(p: ReviewParams, ctx: CallContext) -> Mapping[str, Any]:

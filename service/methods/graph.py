@@ -257,6 +257,9 @@ def register_graph(registry: Registry, app: usecases.Decigraph) -> None:
                     "bSalience": c.b_salience,
                     "aSummary": str(infos[c.a].attrs["text"])[:200],
                     "bSummary": str(infos[c.b].attrs["text"])[:200],
+                    # Raised by the judge and not yet confirmed, superseded or declared
+                    # compatible; or linked (or confirmed) by someone.
+                    "status": "suspected" if c.edge.signal == "suspected" else "confirmed",
                     "edge": edge_view(c.edge),
                 }
                 for c in found

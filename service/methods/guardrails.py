@@ -70,13 +70,16 @@ class PreActionParams(Params, PreActionExtras):
 
 
 def verdict_fields(verdict: usecases.Verdict) -> dict[str, Any]:
-    return {
+    out = {
         "allowed": verdict.allowed,
         "violations": [f.to_dict() for f in verdict.violations],
         "warnings": [f.to_dict() for f in verdict.warnings],
         "evaluated": verdict.evaluated,
         "evaluatedAt": datetime.now(UTC).isoformat(),
     }
+    if verdict.conflicts:
+        out["conflicts"] = [c.to_view() for c in verdict.conflicts]
+    return out
 
 
 class ListRulesParams(Params):
@@ -208,6 +211,8 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
         }
         if not verdict.allowed:
             result["blockReasons"] = [v.message for v in verdict.violations]
+        if verdict.conflicts:
+            result["conflicts"] = [c.to_view() for c in verdict.conflicts]
         if outcome.recorded is not None:
             made = recorded_view(outcome.recorded)
             result["decisionId"] = made["id"]

@@ -324,7 +324,9 @@ def _write(
         report.note(number, "refused", str(exc))
         return False
     stored.add(recorded.node.id, item)
-    report.note(number, "recorded", id=recorded.node.id)
+    raised = [c.target for c in recorded.verdict.conflicts]
+    # Written, with each pair the judge raised kept as a suspected contradiction.
+    report.note(number, "recorded", id=recorded.node.id, **({"suspected": raised} if raised else {}))
     return True
 
 

@@ -15,6 +15,8 @@ from graph.history import HistoryIndex
 from graph.store import DecisionStore
 from graph.timetravel import PastStates
 from retrieval.autoedges import AutoEdgeConfig
+from retrieval.contradiction.judge import PairJudge, PairScorer
+from retrieval.contradiction.llm import LLMJudge
 from retrieval.index import DualIndex
 from service.settings import Settings
 
@@ -40,6 +42,10 @@ class Decigraph:
     #: Edge derivation's caps and thresholds (the neighbour pool from ``settings``).
     auto_edges: AutoEdgeConfig = field(init=False)
     read_only: bool = False
+    #: The contradiction pair judge (the shipped weights, checked against their digest).
+    pair_judge: PairScorer = field(default_factory=PairJudge)
+    #: The optional second opinion on ``review`` pairs (``Settings.judge_url``).
+    llm_judge: LLMJudge | None = None
     on_gated: Callable[[], None] | None = None
     #: CSTP's deliberation tracker: in memory, per process (``usecases.tracker``).
     tracker: DeliberationTracker = field(default_factory=DeliberationTracker)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from retrieval.matrix import Vector
 from retrieval.query import RetrievalMode
 
 from .context import Decigraph
@@ -19,12 +20,23 @@ from .rules import GuardrailBlockedError, Verdict
 from .writes import Recorded, embed_decision, record_decision, rule_view
 
 
-def check(app: Decigraph, action: ProposedAction, *, agent: str | None = None) -> Verdict:
-    """Every guardrail's verdict on ``agent`` recording ``action`` now; nothing is logged and
-    nothing is embedded (the contradiction pass reads statements, not vectors). A half-open
-    circuit breaker's probe is taken in memory, as CSTP's check takes it."""
+def check(
+    app: Decigraph,
+    action: ProposedAction,
+    *,
+    agent: str | None = None,
+    vector: Vector | None = None,
+) -> Verdict:
+    """Every guardrail's verdict on ``agent`` recording ``action`` now; nothing is logged.
+    ``vector`` is the embedding of what a record of ``action`` would store (embedded here when
+    not given), so the judge reads the same rivals the record would. A half-open circuit
+    breaker's probe is taken in memory, as CSTP's check takes it."""
     cand = candidate(
-        rule_view(action), contradicts=action.contradicts, supersedes=action.supersedes
+        rule_view(action),
+        contradicts=action.contradicts,
+        supersedes=action.supersedes,
+        compatible_with=action.compatible_with,
+        vector=vector,
     )
     return judge(app, cand, agent=agent).verdict
 
@@ -50,17 +62,14 @@ def pre_action(
     ``recordDecision`` (its ``contradicts``, ``supersedes`` and ``override`` included)."""
     # One model call: the statement (what the query searches for) and, when the action is to
     # be recorded, the stored text beside it (what the index keeps).
-    cmd = action.to_record() if auto_record else None
-    if cmd is not None:
-        stored_vector, statement_vector = embed_decision(app, cmd.draft())
-    elif query_limit:
-        statement_vector = app.index.embed([action.text])[0]
+    cmd = action.to_record()
+    stored_vector, statement_vector = embed_decision(app, cmd.draft())
     relevant = None
     if query_limit:
         q = DecisionQuery(query=action.text, limit=query_limit, retrieval_mode=RetrievalMode.HYBRID)
         relevant = query(app, q, vector=statement_vector)
-    if cmd is None:
-        return PreActionResult(check(app, action, agent=actor), relevant)
+    if not auto_record:
+        return PreActionResult(check(app, action, agent=actor, vector=stored_vector), relevant)
     try:
         recorded = record_decision(
             app, cmd, actor, rule_fields=rule_view(action), vector=stored_vector

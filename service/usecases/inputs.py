@@ -71,13 +71,16 @@ class RecordDecision(DecisionFields):
     """A decision to record, with the links the caller makes in the same write.
 
     ``contradicts`` and ``supersedes`` add edges from the new decision; a decision that
-    supersedes the one it contradicts passes the graph guardrail. ``confirm`` accepts suggested
+    supersedes the one it contradicts passes the graph guardrail. ``compatible_with`` declares
+    decisions the judge may read as contradicted compatible with this one (a ``relates_to``
+    edge marked ``compatible``; the pair is never raised again). ``confirm`` accepts suggested
     edges up front.
     """
 
     confirm: NodeIds = Field(default_factory=list)
     contradicts: NodeIds = Field(default_factory=list)
     supersedes: NodeIds = Field(default_factory=list)
+    compatible_with: NodeIds = Field(default_factory=list)
     override: Override | None = None
 
     def draft(self) -> DecisionDraft:
@@ -137,10 +140,14 @@ class DecisionChanges(Input):
 
 
 class UpdateDecision(Input):
+    """Change a decision's fields; ``compatible_with`` declares decisions compatible with it
+    (a suspected contradiction between them is withdrawn; the pair is never raised again)."""
+
     id: str
-    changes: DecisionChanges
+    changes: DecisionChanges = Field(default_factory=DecisionChanges)
     expected_version: int | None = Field(default=None, ge=1)
     override: Override | None = None
+    compatible_with: NodeIds = Field(default_factory=list)
 
 
 class ReviewDecision(Input):

@@ -30,6 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.errors import DecigraphError
+from retrieval.contradiction.tiers import Conflict
 
 Operator = Literal[
     "eq",
@@ -97,6 +98,8 @@ class Verdict:
     violations: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
     evaluated: int = 0
+    #: The contradiction judge's raised pairs (block and review tiers), strongest first.
+    conflicts: list[Conflict] = field(default_factory=list)
 
     @property
     def allowed(self) -> bool:

@@ -24,12 +24,18 @@ from graph.errors import ValidationError
 from graph.model import Edge, Node
 from graph.store import LinkResult
 from retrieval.autoedges import Suggestion, semantic_neighbours
+from retrieval.contradiction.tiers import SUSPECTED, compatible_edge, suspected_edge
 from retrieval.matrix import Vector
 from retrieval.text import compose_embedding_text
 from retrieval.writes import WriteResult, record, remember
 
 from .context import Decigraph
-from .gate import candidate, judge, require_targets
+from .gate import (
+    candidate,
+    judge,
+    prejudge,
+    require_targets,
+)
 from .inputs import (
     EMBEDDED_CHANGES,
     GATED_CHANGES,
@@ -91,9 +97,19 @@ def admit(verdict: Verdict, override: Override | None) -> dict[str, Any] | None:
     }
 
 
+def merge_notes(*notes: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The event's note from its parts (an override, the judgement); None when all are."""
+    merged: dict[str, Any] = {}
+    for part in notes:
+        merged.update(part or {})
+    return merged or None
+
+
 def rule_view(cmd: RecordDecision) -> dict[str, Any]:
     """The fields guardrail rules read for a decision to record (its JSON form)."""
-    return cmd.model_dump(mode="json", exclude_none=True, exclude={"override"})
+    return cmd.model_dump(
+        mode="json", exclude_none=True, exclude={"override", "compatible_with"}
+    )
 
 
 def draft_view(draft: DecisionDraft) -> dict[str, Any]:
@@ -153,24 +169,32 @@ def record_decision(
         stored_vector = app.index.embed(
             [embedding_texts(draft.text, draft.context, draft.pattern)[0]]
         )[0]
-    cand = candidate(rule_fields, contradicts=cmd.contradicts, supersedes=cmd.supersedes)
+    cand = candidate(
+        rule_fields,
+        contradicts=cmd.contradicts,
+        supersedes=cmd.supersedes,
+        compatible_with=cmd.compatible_with,
+        vector=stored_vector,
+    )
     edges = [(t, EdgeType.CONTRADICTS) for t in cmd.contradicts]
     edges += [(t, EdgeType.SUPERSEDES) for t in cmd.supersedes]
     edges += links
+    if skip_guardrails is None:
+        prejudge(app, cand)  # the judge's network runs here, before the lock
     with app.store.writing():
         # The semantic neighbours (the neighbour pool's sketch scan and rescoring: numpy,
-        # without the GIL) are found on another core while the gate reads statements; both under
-        # the lock, so the scan sees exactly the matrix the edges are written against.
+        # without the GIL) are found on another core while the gate judges; both under the
+        # lock, so the scan sees exactly the matrix the edges are written against.
         scan = _SCANS.submit(semantic_neighbours, app.index, stored_vector, app.auto_edges)
         try:
             if skip_guardrails is None:
                 judged = judge(app, cand, agent=actor)
-                note = admit(judged.verdict, cmd.override)
-                verdict, contradictions = judged.verdict, judged.contradictions
+                note = merge_notes(admit(judged.verdict, cmd.override), judged.note())
+                verdict, conflicts = judged.verdict, judged.conflicts
             else:
                 require_targets(app, cand)
                 note = {"guardrailsSkipped": {"reason": skip_guardrails}}
-                verdict, contradictions = Verdict(), None
+                verdict, conflicts = Verdict(), []
         finally:
             neighbours = scan.result()  # never let the lock go while the scan reads the matrix
         if app.on_gated is not None:
@@ -184,7 +208,8 @@ def record_decision(
             vector=stored_vector,
             note=note,
             links=edges,
-            contradictions=contradictions,
+            conflicts=conflicts,
+            compatible=cmd.compatible_with,
             neighbours=neighbours,
         )
     overridden = note is not None and "guardrailOverride" in note
@@ -222,34 +247,42 @@ def changed_fields(
 
 def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
     """Change a decision's fields; a change of its statement, category or stakes is gated
-    exactly like recording the decision as it would then read.
+    exactly like recording the decision as it would then read (the judge reads the statement
+    only when it changed). ``compatible_with`` declares decisions compatible with it.
 
     Only the fields whose value differs are written (:func:`changed_fields`); when none does,
     nothing is logged and the version stays (``fields`` is empty). Only a change of an
     embedded field (statement, context, pattern) embeds, once, before the lock, as a record
     does; any other change keeps the stored vector. The gate and the append share one
-    critical section.
+    critical section; the pairs the judge raises and lets through are then kept as suspected
+    contradictions (a second event in the same critical section).
     """
     given = cmd.changes.given()
-    if not given:
-        raise ValidationError("changes", "must name at least one field")
+    if not given and not cmd.compatible_with:
+        raise ValidationError("changes", "must name at least one field (or give compatibleWith)")
     with app.store.writing():
         current = app.store.get(cmd.id)
-        changes = changed_fields(current, given, cmd.expected_version)
-        if not changes:
-            return Updated(current, [])
+        require_targets(app, candidate({}, compatible_with=cmd.compatible_with))
+        changes = changed_fields(current, given, cmd.expected_version) if given else {}
         if not (GATED_CHANGES | EMBEDDED_CHANGES) & changes.keys():
-            node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
+            node = current
+            if changes:
+                node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
+            declare_compatible(app, cmd.id, cmd.compatible_with, actor)
             return Updated(node, sorted(changes))
     text: str | None = None
     vector: Vector | None = None
     if EMBEDDED_CHANGES & changes.keys():
         text = _stored_text(current, changes)
         vector = app.index.embed([text])[0]
+        merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
+        if "text" in changes:
+            prejudge(app, candidate(merged, node_id=cmd.id, vector=vector))
     with app.store.writing():
         current = app.store.get(cmd.id)
         changes = changed_fields(current, given, cmd.expected_version)  # changed meanwhile?
         if not changes:
+            declare_compatible(app, cmd.id, cmd.compatible_with, actor)
             return Updated(current, [])
         gated = bool(GATED_CHANGES & changes.keys())
         if EMBEDDED_CHANGES & changes.keys():
@@ -258,7 +291,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
                 text, vector = now, app.index.embed([now])[0]
         else:
             text = vector = None
-        verdict, note = None, None
+        verdict, note, conflicts = None, None, []
         if gated:
             merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
             superseded = [
@@ -266,9 +299,17 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
                 for _, t, k in app.store.graph.out_edges(cmd.id, keys=True)
                 if k == EdgeType.SUPERSEDES.value
             ]
-            cand = candidate(merged, supersedes=superseded, node_id=cmd.id)
-            verdict = judge(app, cand, agent=actor).verdict
-            note = admit(verdict, cmd.override)
+            cand = candidate(
+                merged,
+                supersedes=superseded,
+                compatible_with=cmd.compatible_with,
+                node_id=cmd.id,
+                vector=vector,
+                judged="text" in changes,
+            )
+            judged = judge(app, cand, agent=actor)
+            verdict, conflicts = judged.verdict, judged.conflicts
+            note = merge_notes(admit(verdict, cmd.override), judged.note())
             if app.on_gated is not None:
                 app.on_gated()
         if text is None or vector is None:
@@ -276,7 +317,30 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
         else:
             with app.index.prepared(text, vector):
                 node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
-    return Updated(node, sorted(changes), verdict, note is not None)
+        if conflicts:
+            app.store.link_many([suspected_edge(cmd.id, c) for c in conflicts], actor)
+        declare_compatible(app, cmd.id, cmd.compatible_with, actor)
+    overridden = note is not None and "guardrailOverride" in note
+    return Updated(app.store.get(cmd.id), sorted(changes), verdict, overridden)
+
+
+def declare_compatible(app: Decigraph, node_id: str, others: Sequence[str], actor: str) -> None:
+    """Declare ``node_id`` compatible with each of ``others``: a suspected contradiction
+    between them is withdrawn and a ``relates_to`` edge marked ``compatible`` written (the
+    judge never raises the pair again). A confirmed contradiction stays: unlink it first."""
+    if not others:
+        return
+    G = app.store.graph
+    key = EdgeType.CONTRADICTS.value
+    with app.store.writing():
+        for other in others:
+            if other == node_id:
+                raise ValidationError("compatibleWith", "a decision is compatible with itself")
+            for u, v in ((node_id, other), (other, node_id)):
+                attrs = G.get_edge_data(u, v, key=key)
+                if attrs is not None and (attrs.get("meta") or {}).get("signal") == SUSPECTED:
+                    app.store.unlink(u, v, actor, EdgeType.CONTRADICTS)
+        app.store.link_many([compatible_edge(node_id, other) for other in others], actor)
 
 
 def review_decision(app: Decigraph, cmd: ReviewDecision, actor: str) -> Node:
@@ -293,9 +357,18 @@ def review_decision(app: Decigraph, cmd: ReviewDecision, actor: str) -> Node:
 
 
 def link(app: Decigraph, cmd: LinkDecisions, actor: str) -> LinkResult:
-    return app.store.link(
-        cmd.source, cmd.target, cmd.type, actor, weight=cmd.weight, context=cmd.context
-    )
+    """Link two decisions. Linking a pair the judge raised as ``contradicts`` confirms it: the
+    suspected edge is replaced by the caller's (``findContradictions`` then says confirmed)."""
+    with app.store.writing():
+        if EdgeType(cmd.type) is EdgeType.CONTRADICTS:
+            G, key = app.store.graph, EdgeType.CONTRADICTS.value
+            for u, v in ((cmd.source, cmd.target), (cmd.target, cmd.source)):
+                attrs = G.get_edge_data(u, v, key=key) if u in G and v in G else None
+                if attrs is not None and (attrs.get("meta") or {}).get("signal") == SUSPECTED:
+                    app.store.unlink(u, v, actor, EdgeType.CONTRADICTS)
+        return app.store.link(
+            cmd.source, cmd.target, cmd.type, actor, weight=cmd.weight, context=cmd.context
+        )
 
 
 def unlink(app: Decigraph, cmd: UnlinkDecisions, actor: str) -> None:

@@ -117,6 +117,37 @@ def _matches(meta: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
     raise ValueError(f"unsupported operator {op}")
 
 
+class FakePairJudge:
+    """A contradiction judge that answers from a table the test fills: ``judge.set(a, b, p)``
+    (either order); every other pair gets P(contradicts) 0.01. For tests of the tiers, the
+    gate and the write path around the judge, never of judgment itself."""
+
+    version = "fake-judge"
+
+    def __init__(self, block: float = 0.95, review: float = 0.6) -> None:
+        from retrieval.contradiction.tiers import Thresholds
+
+        self.thresholds = Thresholds(block=block, review=review)
+        self.table: dict[frozenset[str], float] = {}
+        self.asked: list[tuple[str, str]] = []
+
+    def set(self, a: str, b: str, p: float) -> None:
+        self.table[frozenset((a, b))] = p
+
+    def load(self) -> None:
+        return None
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[Any]:
+        from retrieval.contradiction.judge import PairScore
+
+        self.asked.extend(pairs)
+        out = []
+        for a, b in pairs:
+            p = self.table.get(frozenset((a, b)), 0.01)
+            out.append(PairScore(p, round(1 - p, 6), 0.0, "substitution"))
+        return out
+
+
 @contextmanager
 def fake_app(data: Path, seed: int) -> Iterator[Decigraph]:
     """A whole application over a real store, with the hash embedder and in-memory vectors.
@@ -135,7 +166,7 @@ def fake_app(data: Path, seed: int) -> Iterator[Decigraph]:
     )
     index = DualIndex.open(store, HashEmbedder(), MemoryVectorIndex())
     try:
-        yield Decigraph(Settings(data_dir=data), store, index)
+        yield Decigraph(Settings(data_dir=data), store, index, pair_judge=FakePairJudge())
     finally:
         index.close()
         store.close()

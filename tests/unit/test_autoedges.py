@@ -13,6 +13,7 @@ from graph.ids import IdSource
 from graph.model import Edge
 from graph.store import DecisionStore, StoreOptions
 from retrieval.autoedges import AutoEdgeConfig
+from retrieval.contradiction.tiers import Conflict
 from retrieval.index import DualIndex
 from retrieval.writes import WriteResult, record, remember
 from tests.conftest import TickingClock
@@ -166,36 +167,39 @@ def test_a_decision_citing_another_decision_is_caused_by_it(index: DualIndex) ->
     assert [(e.target, e.type) for e in cites] == [(first.id, EdgeType.CAUSED_BY)]
 
 
-def test_contradictions_are_suggested_only_on_a_shared_subject(index: DualIndex) -> None:
+def test_raised_pairs_are_written_as_suspected_contradictions(index: DualIndex) -> None:
     keep = record(index, DecisionDraft(text="Use Redis for session storage"), "t").node
-    other = record(
-        index, DecisionDraft(text="Use Kafka for the billing ledger", category="architecture"), "t"
-    ).node
-    result = record(index, DecisionDraft(text="Do not use Redis for session storage"), "t")
-    contradictions = [s for s in result.suggestions if s.type is EdgeType.CONTRADICTS]
-    assert [s.target for s in contradictions] == [keep.id]
-    reason = "Redis for session storage: adopted by one, rejected by the other"
-    assert contradictions[0].reason == reason
-    assert other.id not in {s.target for s in result.suggestions if s.type is EdgeType.CONTRADICTS}
-    assert not index.store.graph.has_edge(result.node.id, keep.id, "contradicts")
-
-
-def test_unrelated_opposite_polarity_is_never_a_contradiction(index: DualIndex) -> None:
-    record(index, DecisionDraft(text="Use Redis for session storage"), "t")
-    result = record(index, DecisionDraft(text="Never deploy on Fridays"), "t")
-    assert not [s for s in result.suggestions if s.type is EdgeType.CONTRADICTS]
-
-
-def test_confirmed_or_threshold_contradictions_are_written(index: DualIndex) -> None:
-    keep = record(index, DecisionDraft(text="Use Redis for session storage"), "t").node
-    confirmed = record(
-        index, DecisionDraft(text="Avoid Redis for session storage"), "t", confirm=[keep.id]
+    raised = Conflict(keep.id, 0.81, "review", "substitution", "judge-v1", "Use Redis")
+    result = record(
+        index, DecisionDraft(text="Move sessions to Memcached"), "t", conflicts=[raised]
     )
-    assert index.store.graph.has_edge(confirmed.node.id, keep.id, "contradicts")
-    assert keep.id not in {s.target for s in confirmed.suggestions}
-    config = AutoEdgeConfig(contradiction_auto_apply=0.5)
-    auto = record(index, DecisionDraft(text="Stop using Redis for session storage"), "t", config)
-    assert index.store.graph.has_edge(auto.node.id, keep.id, "contradicts")
+    attrs = index.store.graph.get_edge_data(result.node.id, keep.id, key="contradicts")
+    assert attrs is not None
+    assert attrs["origin"] == "auto"
+    assert attrs["meta"] == {
+        "signal": "suspected",
+        "p": 0.81,
+        "tier": "review",
+        "kind": "substitution",
+        "judge": "judge-v1",
+    }
+    assert keep.id not in {s.target for s in result.suggestions}
+
+
+def test_a_declared_compatible_pair_gets_a_marked_edge_and_no_suggestion(
+    index: DualIndex,
+) -> None:
+    keep = record(index, DecisionDraft(text="Use Redis for session storage"), "t").node
+    result = record(
+        index,
+        DecisionDraft(text="Use Redis for session storage, 2 replicas"),
+        "t",
+        compatible=[keep.id],
+    )
+    attrs = index.store.graph.get_edge_data(result.node.id, keep.id, key="relates_to")
+    assert attrs is not None
+    assert attrs["meta"] == {"signal": "compatible"}
+    assert keep.id not in {s.target for s in result.suggestions}
 
 
 def test_auto_edges_are_in_the_log_and_replay_identically(tmp_path: Path, index: DualIndex) -> None:

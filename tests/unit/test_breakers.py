@@ -37,7 +37,7 @@ from service.usecases.breaker_model import DEFAULT_BREAKERS, BreakerRuntime, loa
 from service.usecases.breakers import open_breakers
 from service.usecases.rules import GuardrailConfigError, load_rules
 from tests.conftest import TickingClock
-from tests.support.fakes import HashEmbedder, MemoryVectorIndex
+from tests.support.fakes import FakePairJudge, HashEmbedder, MemoryVectorIndex
 from tests.support.rpc import written
 
 pytestmark = pytest.mark.unit
@@ -53,7 +53,13 @@ def clocked_app(
     store = DecisionStore.open(data, StoreOptions(fsync="never"), clock=clock, ids=IdSource(3))
     index = DualIndex.open(store, HashEmbedder(), MemoryVectorIndex())
     try:
-        yield Decigraph(Settings(data_dir=data), store, index, breakers=BreakerRuntime(configs))
+        yield Decigraph(
+            Settings(data_dir=data),
+            store,
+            index,
+            breakers=BreakerRuntime(configs),
+            pair_judge=FakePairJudge(),
+        )
     finally:
         index.close()
         store.close()

@@ -94,7 +94,7 @@ def gate(G: nx.MultiDiGraph[str], scores: dict[str, float], target: str) -> bool
         SimpleNamespace(store=store, settings=Settings()),
     )
     cand = Candidate(text="the opposite", fields={}, contradicts=[target])
-    return any(f.guardrail_id == GRAPH_GUARDRAIL for f in graph_constraint(app, cand, []))
+    return any(f.guardrail_id == GRAPH_GUARDRAIL for f in graph_constraint(app, cand, None)[1])
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,10 @@ from graph.model import Node
 from service import usecases
 from service.methods.decisions import RecordParams, UpdateParams
 from service.methods.guardrails import ActionParams
-from service.usecases import Decigraph, gate
+from service.usecases import Decigraph, gate, graphs
 from service.usecases.inputs import LinkDecisions
 from service.usecases.rules import GuardrailBlockedError, load_rules
-from tests.support.fakes import fake_app
+from tests.support.fakes import FakePairJudge, fake_app
 
 RULES = """
 - id: no-mongodb
@@ -36,7 +36,14 @@ def app(tmp_path: Path) -> Iterator[Decigraph]:
     rules.write_text(RULES)
     with fake_app(tmp_path / "data", 7) as made:
         made.rules = load_rules([rules])
+        judge(made).set(POSTGRES, MYSQL, 0.99)
+        judge(made).set("Retire PostgreSQL for the payments ledger", MYSQL, 0.99)
         yield made
+
+
+def judge(app: Decigraph) -> FakePairJudge:
+    assert isinstance(app.pair_judge, FakePairJudge)
+    return app.pair_judge
 
 
 def record(app: Decigraph, text: str, **fields: object) -> str:
@@ -275,32 +282,90 @@ LONG_CONTEXT = " ".join(
 
 @pytest.mark.parametrize("context", ["", "Chosen at the Q2 architecture review.", LONG_CONTEXT])
 def test_a_long_context_does_not_hide_a_contradiction(app: Decigraph, context: str) -> None:
-    """The stored decision's context (here up to 30 sentences) never dilutes the detector:
-    candidates and verdicts come from the statements alone."""
+    """The stored decision's context (here up to 30 sentences) never reaches the judge: it
+    reads the two statements, and the statement's words still find the decision."""
     statement = "Use PostgreSQL 16 as the primary datastore for the payments ledger"
+    judge(app).set(statement, MYSQL, 0.99)
     pg = make_salient(app, record(app, statement, context=context or None))
-    found = gate.detect_contradictions(app, gate.candidate({"text": MYSQL}))
-    assert [(s.target, s.reason) for s in found] == [
-        (
-            pg,
-            "different choice as the primary datastore for the payments ledger: "
-            "MySQL vs PostgreSQL 16",
-        )
-    ]
     assert verdicts(app, MYSQL, context="Our DBAs know it best.") == (False, False, False)
+    assert (statement, MYSQL) in judge(app).asked
+    assert all(context not in a for a, _ in judge(app).asked if context)
+    (conflict,) = usecases.check(app, ActionParams.model_validate({"description": MYSQL})).conflicts
+    assert (conflict.target, conflict.tier) == (pg, "block")
 
 
-def test_the_same_tool_for_another_purpose_is_not_a_contradiction(app: Decigraph) -> None:
-    metrics = make_salient(app, record(app, "Use Datadog for metrics", context=LONG_CONTEXT))
-    assert gate.detect_contradictions(app, gate.candidate({"text": "Use Datadog for logs"})) == []
-    assert verdicts(app, "Use Datadog for logs") == (True, True, True)
-    prometheus = gate.candidate({"text": "Use Prometheus for metrics"})
-    flagged = gate.detect_contradictions(app, prometheus)
-    assert [s.target for s in flagged] == [metrics]
+def test_tiers_block_only_what_others_rely_on(app: Decigraph) -> None:
+    pg = salient_postgres(app)
+    alone = record(app, "Use Redis for the rate limiter")
+    judge(app).set("Use Redis for the rate limiter", "Use Memcached for the rate limiter", 0.99)
+    judge(app).set(POSTGRES, "Use CockroachDB for the payments ledger", 0.7)
+    judge(app).set(POSTGRES, "Use PostgreSQL 16 for the payments ledger", 0.3)
+
+    def tiers(text: str) -> list[tuple[str, str]]:
+        checked = usecases.check(app, ActionParams.model_validate({"description": text}))
+        return [(c.target, c.tier) for c in checked.conflicts]
+
+    assert tiers(MYSQL) == [(pg, "block")]
+    assert tiers("Use Memcached for the rate limiter") == [(alone, "review")]  # nothing relies
+    assert tiers("Use CockroachDB for the payments ledger") == [(pg, "review")]  # unsure
+    assert tiers("Use PostgreSQL 16 for the payments ledger") == []
 
 
-def test_a_scoped_exception_is_not_a_contradiction(app: Decigraph) -> None:
-    make_salient(app, record(app, "Use PostgreSQL as the primary datastore"))
-    sqlite = "Use SQLite for the primary datastore in development"
-    assert gate.detect_contradictions(app, gate.candidate({"text": sqlite})) == []
-    assert verdicts(app, sqlite) == (True, True, True)
+def test_a_review_is_written_and_kept_as_a_suspected_contradiction(app: Decigraph) -> None:
+    alone = record(app, "Use Redis for the rate limiter")
+    judge(app).set("Use Redis for the rate limiter", "Use Memcached for the rate limiter", 0.99)
+    params = RecordParams.model_validate({"decision": "Use Memcached for the rate limiter"})
+    made = usecases.record_decision(app, params, "agent")
+    assert made.verdict.allowed
+    assert [w.severity for w in made.verdict.warnings] == ["warn"]
+    attrs = app.store.graph.get_edge_data(made.node.id, alone, key="contradicts")
+    assert attrs is not None
+    assert attrs["meta"]["signal"] == "suspected"
+    found, _ = graphs.contradictions(app, False, 100)
+    assert [(c.a, c.b, c.edge.signal) for c in found] == [
+        (min(made.node.id, alone), max(made.node.id, alone), "suspected")
+    ]
+    # Declared compatible afterwards: the suspected edge goes, and it is never raised again.
+    update = UpdateParams.model_validate({"id": made.node.id, "compatibleWith": [alone]})
+    usecases.update_decision(app, update, "agent")
+    assert not app.store.graph.has_edge(made.node.id, alone, "contradicts")
+    assert graphs.contradictions(app, False, 100)[0] == []
+    again = ActionParams.model_validate({"description": "Use Memcached for the rate limiter"})
+    assert usecases.check(app, again).conflicts == []
+
+
+def test_each_resolution_passes_a_block_in_one_call(app: Decigraph) -> None:
+    pg = salient_postgres(app)
+    with pytest.raises(GuardrailBlockedError) as blocked:
+        record(app, MYSQL, category="architecture")
+    suggestion = blocked.value.verdict.violations[0].suggestion or ""
+    assert all(word in suggestion for word in ("supersedes", "compatibleWith", "override"))
+    compatible = record(app, MYSQL, compatibleWith=[pg])
+    attrs = app.store.graph.get_edge_data(compatible, pg, key="relates_to")
+    assert attrs is not None
+    assert attrs["meta"] == {"signal": "compatible"}
+    assert not app.store.graph.has_edge(compatible, pg, "contradicts")
+    mariadb = "Use MariaDB as the primary datastore for the payments ledger"
+    judge(app).set(POSTGRES, mariadb, 0.99)
+    overridden = usecases.record_decision(
+        app,
+        RecordParams.model_validate({"decision": mariadb, "override": {"reason": "ADR-12"}}),
+        "agent",
+    )
+    assert overridden.overridden
+    edge = app.store.graph.get_edge_data(overridden.node.id, pg, key="contradicts")
+    assert edge is not None
+    assert edge["meta"]["tier"] == "block"  # kept as a suspected contradiction
+    # Linking the pair confirms it.
+    usecases.link(
+        app,
+        LinkDecisions(source=overridden.node.id, target=pg, type=EdgeType.CONTRADICTS),
+        "agent",
+    )
+    edge = app.store.graph.get_edge_data(overridden.node.id, pg, key="contradicts")
+    assert edge is not None
+    assert edge["meta"] == {}
+    # The same statement, declared compatible once, is not raised again.
+    assert usecases.check(app, ActionParams.model_validate({"description": MYSQL})).allowed
+    superseding = record(app, mariadb, supersedes=[pg])
+    assert app.store.graph.has_edge(superseding, pg, "supersedes")

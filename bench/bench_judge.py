@@ -7,7 +7,8 @@ decision others rely on (so the block tier is possible):
 
 * **judge**: :class:`retrieval.contradiction.judge.PairJudge` with the shipped weights and the
   card's thresholds (block / review / pass);
-* **grammar**: the hand-written rules (``retrieval.conflicts.judge``; a hit blocks);
+* **grammar**: the hand-written rules the judge replaced (``bench.baselines.grammar.judge``;
+  a hit blocks);
 * **cosine**: cosine of the two statements' MiniLM embeddings, the threshold that maximises
   F1 on the dev split (a hit blocks).
 
@@ -89,7 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "judge.json")
     args = parser.parse_args()
-    from retrieval.conflicts import judge as grammar_judge
+    from bench.baselines.grammar import judge as grammar_judge
     from retrieval.contradiction.judge import PairJudge
     from retrieval.embedder import MiniLMEmbedder, limit_torch_threads
 

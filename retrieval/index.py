@@ -51,7 +51,6 @@ from .nodekeys import (
     touched_nodes,
 )
 from .planner import DEFAULT_VECTOR_POOL, exhaustive_search, search_vectors
-from .statements import StatementIndex
 from .structures import EntityIndex, FacetIndex, Timeline
 from .text import embedding_text, keyword_text
 from .vector import VectorIndex, VectorIndexError, Watermark
@@ -97,7 +96,6 @@ class DualIndex:
         self.entities = EntityIndex()
         self.timeline = Timeline()
         self.facets = FacetIndex()
-        self.statements = StatementIndex()  # contradiction candidates (retrieval.conflicts)
         self._fingerprints: dict[str, str] = {}
         self.contents: dict[str, str] = {}  # content key -> id, for idempotent remember
         self._content_of: dict[str, str] = {}
@@ -209,7 +207,6 @@ class DualIndex:
             "entities": self.entities,
             "timeline": self.timeline,
             "facets": self.facets,
-            "statements": self.statements,
             "fingerprints": self._fingerprints,
             "contents": self.contents,
             "content_of": self._content_of,
@@ -221,7 +218,6 @@ class DualIndex:
         self.entities = state["entities"]
         self.timeline = state["timeline"]
         self.facets = state["facets"]
-        self.statements = state.get("statements") or StatementIndex.of(self.store, time_key)
         self._fingerprints = state["fingerprints"]
         self.contents = state["contents"]
         self._content_of = state["content_of"]
@@ -239,7 +235,6 @@ class DualIndex:
         self.entities = EntityIndex()
         self.timeline = Timeline()
         self.facets = FacetIndex()
-        self.statements = StatementIndex()
         self._fingerprints.clear()
         self.contents.clear()
         self._content_of.clear()
@@ -349,7 +344,6 @@ class DualIndex:
         self.entities.remove(node_id)
         self.timeline.remove(node_id)
         self.facets.remove(node_id)
-        self.statements.remove(node_id)
         key = self._content_of.pop(node_id, None)
         if key is not None and self.contents.get(key) == node_id:
             del self.contents[key]
@@ -368,7 +362,6 @@ class DualIndex:
         self.keyword.upsert(node.id, keyword_text(node))
         self.entities.put(node.id, node_entities(node), when)
         self.timeline.put(node.id, when, node.source)
-        self.statements.put(node, when)
         if node.kind is not NodeKind.DECISION:
             key = node_content_key(node)
             previous = self._content_of.get(node.id)

@@ -17,7 +17,6 @@ from graph.enums import EdgeType, NodeKind
 from graph.model import Edge, Node
 from graph.timeutil import format_ts
 
-from .contradiction.tiers import Conflict, compatible_edge
 from .autoedges import (
     AutoEdgeConfig,
     EdgePlan,
@@ -26,6 +25,7 @@ from .autoedges import (
     plan_edges,
     stream_of,
 )
+from .contradiction.tiers import Conflict, compatible_edge
 from .entities import entity_keys
 from .index import DualIndex
 from .matrix import Vector
@@ -137,7 +137,8 @@ def record(
     ``links`` are ``(target, type)`` edges from the new decision, written in the same event.
     ``conflicts`` are the pairs the guardrail raised and let through (kept as suspected
     ``contradicts`` edges); ``compatible`` the decisions the caller declared compatible (a
-    ``relates_to`` edge marked ``compatible``); ``neighbours`` the semantic neighbours of ``vector``, scanned under the caller's lock.
+    ``relates_to`` edge marked ``compatible``); ``neighbours`` the semantic neighbours of
+    ``vector``, scanned under the caller's lock.
     """
     config = config or AutoEdgeConfig()
     text = compose_embedding_text(draft.text, draft.context, draft.pattern)

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from graph.builders import raw_adjacency
 from graph.enums import Lifecycle, NodeKind
 from graph.lifecycle import is_superseded
-
-from ..index import DualIndex
-from ..matrix import Vector
+from retrieval.index import DualIndex
+from retrieval.matrix import Vector
 
 #: Nearest decisions by embedding judged per statement.
 BY_VECTOR = 4
@@ -85,7 +84,8 @@ def rivals(
     exclude : collection of str
         Decisions never to judge against (the decision being updated).
     pool : int
-        The embedding search's sketch pool (:meth:`~retrieval.matrix.EmbeddingMatrix.nearest_sketched`).
+        The embedding search's sketch pool
+        (:meth:`~retrieval.matrix.EmbeddingMatrix.nearest_sketched`).
     """
     eligible = eligible_decisions(index, exclude)
     found: list[Rival] = []

@@ -94,7 +94,13 @@ def suspected_edge(source: str, c: Conflict) -> EdgeDraft:
         EdgeType.CONTRADICTS,
         weight=round(max(c.probability, 1e-6), 6),
         origin="auto",
-        meta={"signal": SUSPECTED, "p": c.probability, "tier": c.tier, "kind": c.kind, "judge": c.judge},
+        meta={
+            "signal": SUSPECTED,
+            "p": c.probability,
+            "tier": c.tier,
+            "kind": c.kind,
+            "judge": c.judge,
+        },
     )
 
 
@@ -110,8 +116,9 @@ def tier_of(probability: float, relied_on: bool, thresholds: Thresholds) -> Tier
     Examples
     --------
     >>> t = Thresholds(block=0.97, review=0.6)
-    >>> tier_of(0.99, True, t), tier_of(0.99, False, t), tier_of(0.7, True, t), tier_of(0.2, True, t)
-    ('block', 'review', 'review', None)
+    >>> cases = [(0.99, True), (0.99, False), (0.7, True), (0.2, True)]
+    >>> [tier_of(p, relied, t) for p, relied in cases]
+    ['block', 'review', 'review', None]
     """
     if probability >= thresholds.block and relied_on:
         return "block"

@@ -33,7 +33,9 @@ ReasonKind = Literal[
 Category = Literal["architecture", "process", "integration", "tooling", "security"]
 
 SUPERSEDES = "Ids of decisions this one replaces (resolves a contradiction block)."
-COMPATIBLE_WITH = "Ids of decisions flagged as contradicted that in fact both hold; never raised again."
+COMPATIBLE_WITH = (
+    "Ids of decisions flagged as contradicted that in fact both hold; never raised again."
+)
 OVERRIDE_REASON = "Record despite a block; the reason is logged."
 DESCRIPTION = "The decision statement: what was decided (or is about to be), in one sentence."
 AGENT_ID = (

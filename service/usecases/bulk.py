@@ -324,9 +324,10 @@ def _write(
         report.note(number, "refused", str(exc))
         return False
     stored.add(recorded.node.id, item)
-    raised = [c.target for c in recorded.verdict.conflicts]
-    # Written, with each pair the judge raised kept as a suspected contradiction.
-    report.note(number, "recorded", id=recorded.node.id, **({"suspected": raised} if raised else {}))
+    detail: dict[str, Any] = {"id": recorded.node.id}
+    if recorded.verdict.conflicts:  # written; each raised pair kept as a suspected contradiction
+        detail["suspected"] = [c.target for c in recorded.verdict.conflicts]
+    report.note(number, "recorded", **detail)
     return True
 
 

@@ -84,7 +84,9 @@ def candidate(
     return Candidate(
         text=text,
         fields=view,
-        stored_text=compose_embedding_text(text, context, None if pattern is None else str(pattern)),
+        stored_text=compose_embedding_text(
+            text, context, None if pattern is None else str(pattern)
+        ),
         category=None if category is None else str(category),
         entities=tuple(str(e) for e in fields.get("entities") or ()),
         contradicts=tuple(contradicts),
@@ -165,7 +167,9 @@ def prejudge(app: Decigraph, cand: Candidate) -> None:
     scores = app.pair_judge.score(pairs)
     review = app.pair_judge.thresholds.review
     if app.llm_judge is not None:
-        app.llm_judge.verdicts([p for p, s in zip(pairs, scores) if s.contradicts >= review])
+        app.llm_judge.verdicts(
+            [p for p, s in zip(pairs, scores, strict=True) if s.contradicts >= review]
+        )
 
 
 def require_targets(app: Decigraph, cand: Candidate) -> None:
@@ -196,9 +200,8 @@ def settled_with(app: Decigraph, node_id: str | None) -> set[str]:
         *G.in_edges(node_id, keys=True, data=True),
     ]:
         other = v if u == node_id else u
-        if key in (EdgeType.SUPERSEDES.value, EdgeType.CONTRADICTS.value):
-            out.add(other)
-        elif (attrs.get("meta") or {}).get("signal") == COMPATIBLE:
+        settled = key in (EdgeType.SUPERSEDES.value, EdgeType.CONTRADICTS.value)
+        if settled or (attrs.get("meta") or {}).get("signal") == COMPATIBLE:
             out.add(other)
     return out
 
@@ -250,7 +253,8 @@ def graph_constraint(
     scorer = app.pair_judge
     texts = [str(G.nodes[r.target]["text"]) for r in found]
     scores = scorer.score([(text, cand.text) for text in texts])
-    confident = [r.target for r, s in zip(found, scores) if s.contradicts >= scorer.thresholds.block]
+    block = scorer.thresholds.block
+    confident = [r.target for r, s in zip(found, scores, strict=True) if s.contradicts >= block]
     salience = target_salience(app, confident, threshold) if confident else {}
     conflicts: list[Conflict] = []
     for rival, text, s in zip(found, texts, scores, strict=True):
@@ -258,9 +262,7 @@ def graph_constraint(
         tier = tier_of(s.contradicts, score > threshold, scorer.thresholds)
         if tier is None:
             continue
-        conflicts.append(
-            Conflict(rival.target, s.contradicts, tier, s.kind, scorer.version, text)
-        )
+        conflicts.append(Conflict(rival.target, s.contradicts, tier, s.kind, scorer.version, text))
     conflicts = consult_llm(app, cand.text, conflicts, salience, threshold)
     conflicts.sort(key=lambda c: (c.tier != "block", -c.probability, c.target))
     for c in conflicts:
@@ -297,7 +299,11 @@ def consult_llm(
             out.append(c)
         elif answer.label == "contradicts":
             relied_on = c.target in salience and salience[c.target][0] > threshold
-            tier = "block" if relied_on and c.probability >= app.pair_judge.thresholds.block else c.tier
+            tier = (
+                "block"
+                if relied_on and c.probability >= app.pair_judge.thresholds.block
+                else c.tier
+            )
             judged_by = f"{c.judge}+{llm.version}"
             out.append(Conflict(c.target, c.probability, tier, c.kind, judged_by, c.statement))
     return out

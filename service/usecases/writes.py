@@ -31,6 +31,7 @@ from retrieval.writes import WriteResult, record, remember
 
 from .context import Decigraph
 from .gate import (
+    Judgement,
     candidate,
     judge,
     prejudge,
@@ -107,9 +108,7 @@ def merge_notes(*notes: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def rule_view(cmd: RecordDecision) -> dict[str, Any]:
     """The fields guardrail rules read for a decision to record (its JSON form)."""
-    return cmd.model_dump(
-        mode="json", exclude_none=True, exclude={"override", "compatible_with"}
-    )
+    return cmd.model_dump(mode="json", exclude_none=True, exclude={"override", "compatible_with"})
 
 
 def draft_view(draft: DecisionDraft) -> dict[str, Any]:
@@ -293,21 +292,7 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
             text = vector = None
         verdict, note, conflicts = None, None, []
         if gated:
-            merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
-            superseded = [
-                t
-                for _, t, k in app.store.graph.out_edges(cmd.id, keys=True)
-                if k == EdgeType.SUPERSEDES.value
-            ]
-            cand = candidate(
-                merged,
-                supersedes=superseded,
-                compatible_with=cmd.compatible_with,
-                node_id=cmd.id,
-                vector=vector,
-                judged="text" in changes,
-            )
-            judged = judge(app, cand, agent=actor)
+            judged = _gate_update(app, cmd, current, changes, vector, actor)
             verdict, conflicts = judged.verdict, judged.conflicts
             note = merge_notes(admit(verdict, cmd.override), judged.note())
             if app.on_gated is not None:
@@ -322,6 +307,32 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
         declare_compatible(app, cmd.id, cmd.compatible_with, actor)
     overridden = note is not None and "guardrailOverride" in note
     return Updated(app.store.get(cmd.id), sorted(changes), verdict, overridden)
+
+
+def _gate_update(
+    app: Decigraph,
+    cmd: UpdateDecision,
+    current: Node,
+    changes: Mapping[str, Any],
+    vector: Vector | None,
+    actor: str,
+) -> Judgement:
+    """The gate's judgement of ``current`` as ``changes`` would leave it (hold the lock)."""
+    merged = {**current.model_dump(mode="json", exclude_none=True), **changes}
+    superseded = [
+        t
+        for _, t, k in app.store.graph.out_edges(cmd.id, keys=True)
+        if k == EdgeType.SUPERSEDES.value
+    ]
+    cand = candidate(
+        merged,
+        supersedes=superseded,
+        compatible_with=cmd.compatible_with,
+        node_id=cmd.id,
+        vector=vector,
+        judged="text" in changes,
+    )
+    return judge(app, cand, agent=actor)
 
 
 def declare_compatible(app: Decigraph, node_id: str, others: Sequence[str], actor: str) -> None:

@@ -14,7 +14,7 @@ from graph.model import Node
 from service import usecases
 from service.methods.decisions import RecordParams, UpdateParams
 from service.methods.guardrails import ActionParams
-from service.usecases import Decigraph, gate, graphs
+from service.usecases import Decigraph, graphs
 from service.usecases.inputs import LinkDecisions
 from service.usecases.rules import GuardrailBlockedError, load_rules
 from tests.support.fakes import FakePairJudge, fake_app

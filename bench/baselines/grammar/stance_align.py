@@ -33,6 +33,8 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from retrieval.text import STOPWORDS, terms
+
 from .stance import Stance, parse
 from .stance_align_words import (
     ALTERNATIVE,
@@ -60,7 +62,6 @@ from .stance_words import (
     UNITS,
     WEEKDAYS,
 )
-from .text import STOPWORDS, terms
 
 __all__ = [
     "AlignedClause",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from retrieval.text import terms
+
 from .stance_words import (
     ALLOW_VERBS,
     CHOICE_VERBS,
@@ -20,7 +22,6 @@ from .stance_words import (
     TRIAL_VERBS,
     VALUE_VERBS,
 )
-from .text import terms
 
 
 def _single(phrases: tuple[str, ...]) -> set[str]:

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from retrieval.text import terms
+
 from .stance import Claim, Purpose, Stance
 from .stance_scope import Scope
 from .stance_terms import named
@@ -44,7 +46,6 @@ from .stance_words import (
     SYNONYMS,
     TRIAL,
 )
-from .text import terms
 
 #: Modes that commit to an option (allow and optional only permit it).
 POSITIVE = frozenset({ADOPT, REQUIRE})

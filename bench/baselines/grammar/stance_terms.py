@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from retrieval.text import STOPWORDS, terms
+
 from .stance_scope import Value
 from .stance_words import (
     ALIASES,
@@ -37,7 +39,6 @@ from .stance_words import (
     VENDORS,
     WEEKDAYS,
 )
-from .text import STOPWORDS, terms
 
 
 @dataclass(frozen=True, slots=True)

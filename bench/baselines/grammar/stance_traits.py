@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 
+from retrieval.text import STOPWORDS, terms
+
 from .stance import parse
 from .stance_align_words import HOW_WORDS
 from .stance_terms import TOKEN, lemma
 from .stance_words import ALLOW, DETERMINERS, INSTRUMENT_VERBS, LIGHT_CLASSES, OPTIONAL
-from .text import STOPWORDS, terms
 
 __all__ = ["different_acts", "permits_only", "universal_heads"]
 

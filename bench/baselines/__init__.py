@@ -1,0 +1,1 @@
+"""Baselines the benchmarks measure beside the product, never imported by it."""

@@ -1,9 +1,11 @@
 """The contradiction pair judge on labelled pairs, beside its two baselines, in one run.
 
-For each split (``bench/judgedata`` test: frozen, written first by writers who wrote nothing
-else; dev: picked the thresholds; and the 540 pairs of ``bench/contradictions/pairs.jsonl``,
-written with the old grammar), every pair ``(a, b)`` is judged as if ``a`` were an accepted
-decision others rely on (so the block tier is possible):
+For each split (``bench/judgedata`` test, test2 and gate: frozen, each written by writers who
+wrote nothing else, test first, test2 under a brief that balances word overlap within each
+label, gate as cases with three dependents, here judged as pairs; dev: picked the thresholds;
+and the 540 pairs of ``bench/contradictions/pairs.jsonl``, written with the old grammar, never
+trained on), every pair ``(a, b)`` is judged as if ``a`` were an accepted decision others rely
+on (so the block tier is possible):
 
 * **judge**: :class:`retrieval.contradiction.judge.PairJudge` with the shipped weights and the
   card's thresholds (block / review / pass);
@@ -55,6 +57,12 @@ def old_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def gate_rows() -> list[dict[str, Any]]:
+    """The gate split's cases as pairs (``a`` and the proposal; the dependents left out)."""
+    path = ROOT / "bench" / "judgedata" / "gate.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def best_f1_threshold(rows: list[dict[str, Any]], scores: list[float]) -> float:
     best, best_t = -1.0, 0.5
     for t in np.arange(0.05, 1.0, 0.01):
@@ -98,7 +106,13 @@ def main() -> None:
     judge = PairJudge()
     block, review = judge.card["thresholds"]["block"], judge.card["thresholds"]["review"]
     embedder = MiniLMEmbedder()
-    splits = {"test": load_split("test"), "dev": load_split("dev"), "old540": old_rows()}
+    splits = {
+        "test": load_split("test"),
+        "test2": load_split("test2"),
+        "gate": gate_rows(),
+        "dev": load_split("dev"),
+        "old540": old_rows(),
+    }
 
     def cosines(rows: list[dict[str, Any]]) -> list[float]:
         va = np.asarray(embedder.embed([r["a"] for r in rows]))
@@ -111,6 +125,7 @@ def main() -> None:
         "judge": {"version": judge.version, "thresholds": judge.card["thresholds"]},
         "data": {
             "test_sha256": split_digest("test"),
+            "test2_sha256": split_digest("test2"),
             "dev_sha256": split_digest("dev"),
             "train_sha256": split_digest("train")
             if (ROOT / "bench/judgedata/train.jsonl").exists()

@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report_base import NA, Report
 from bench.report_cluster import cluster
-from bench.report_contradictions import contradictions
 from bench.report_cstp import cstp_parity
+from bench.report_gate import gate
 from bench.report_history import feed, history
 from bench.report_judge import judge
 from bench.report_perf import cli, graph_maintained, recall_pool, tails
@@ -148,8 +148,8 @@ def render(results: Path) -> str:
         memory,
         large,
         quality,
-        contradictions,
         judge,
+        gate,
         keyword,
         cstp_parity,
         cluster,

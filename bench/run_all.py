@@ -63,9 +63,10 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
     ),
     "keyword": ("bench_keyword.py", [], ["--sizes", "2000"], 1800),
     "locomo": ("bench_locomo.py", [], ["--conversations", "1"], 3600),
-    "contradictions": ("bench_contradictions.py", [], [], 1800),
-    # The pair judge on the frozen test split, dev and the old 540 pairs, with its baselines.
+    # The pair judge on the frozen test splits, dev and the old 540 pairs, with its baselines.
     "judge": ("bench_judge.py", [], [], 1800),
+    # The guardrail end to end through a real server on the frozen gate split.
+    "gate": ("bench_gate.py", [], ["--limit", "40"], 1800),
     "recall": ("bench_recall.py", [], ["--sizes", "1000", "2000", "--queries", "30"], 1800),
     "http": (
         "bench_http.py",

@@ -118,7 +118,8 @@ class PairJudge:
                 "`make judge` or restore the shipped files"
             )
         self.version = str(self.card["version"])
-        self.thresholds = Thresholds(**self.card["thresholds"])
+        # Weights not yet calibrated (training's last step reads dev through them) raise nothing.
+        self.thresholds = Thresholds(**self.card.get("thresholds", {"block": 1.0, "review": 1.0}))
         self._weights, self._base = weights, base
         self._model: Any = None
         self._tokenizer: Any = None

@@ -24,6 +24,7 @@ from pathlib import Path
 from graph.drafts import DecisionDraft, MemoryDraft
 from graph.enums import EdgeType, Outcome
 from graph.ids import IdSource
+from retrieval.contradiction.judge import PairJudge, PairScorer
 from retrieval.embedder import Embedder
 from service import usecases
 from service.composition import open_index, open_store
@@ -399,6 +400,7 @@ def generate_sample(
     seed: int = 7,
     embedder: Embedder | None = None,
     settings: Settings | None = None,
+    pair_judge: PairScorer | None = None,
 ) -> SampleReport:
     """Write the sample store into an empty ``data_dir``.
 
@@ -412,6 +414,9 @@ def generate_sample(
         Defaults to the bundled all-MiniLM-L6-v2.
     settings : Settings, optional
         Chroma location and collection; ``data_dir`` always comes from the argument.
+    pair_judge : PairScorer, optional
+        The contradiction judge the gate uses; defaults to the shipped one (the sample's
+        suspected contradictions are its verdicts, so they follow the judge's version).
     """
     path = Path(data_dir)
     if (path / "events.jsonl").exists():
@@ -424,7 +429,8 @@ def generate_sample(
     try:
         index = open_index(store, settings, embedder)
         try:
-            story = _Story(Decigraph(settings, store, index), seed, clock)
+            app = Decigraph(settings, store, index, pair_judge=pair_judge or PairJudge())
+            story = _Story(app, seed, clock)
             foundations = {
                 c.name: f"{_slug(c.name)}/choice-0"
                 for c in vocab.COMPONENTS

@@ -1,8 +1,8 @@
 """The labelled contradiction pairs (bench/contradictions/pairs.jsonl) are well-formed.
 
-``bench/bench_contradictions.py`` measures the contradiction verdict on them; these checks keep
-the set usable: unique ids, both labels, every kind, both splits with every kind in each, and
-labels that agree with their kind where the kind decides the label.
+``bench/bench_judge.py`` measures the judge on them (``old540``, never trained on); these
+checks keep the set usable: unique ids, both labels, every kind, both splits with every kind in
+each, and labels that agree with their kind where the kind decides the label.
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ def graph_constraint(
         if tier is None:
             continue
         conflicts.append(Conflict(rival.target, s.contradicts, tier, s.kind, scorer.version, text))
-    conflicts = consult_llm(app, cand.text, conflicts, salience, threshold)
+    conflicts = consult_llm(app, cand.text, conflicts)
     conflicts.sort(key=lambda c: (c.tier != "block", -c.probability, c.target))
     for c in conflicts:
         if c.tier == "block":
@@ -275,16 +275,11 @@ def graph_constraint(
     return conflicts, findings
 
 
-def consult_llm(
-    app: Decigraph,
-    text: str,
-    conflicts: list[Conflict],
-    salience: Mapping[str, tuple[float, bool]],
-    threshold: float,
-) -> list[Conflict]:
-    """The optional LLM judge's second opinion on ``review`` pairs: one it reads as not
-    contradicting is dropped; one it reads as contradicting a decision others rely on is
-    blocked. When it does not answer, the local verdict stands."""
+def consult_llm(app: Decigraph, text: str, conflicts: list[Conflict]) -> list[Conflict]:
+    """The optional LLM judge's second opinion on ``review`` pairs: one it reads as compatible
+    or unrelated is dropped; one it confirms stays a review, marked with its version. It never
+    blocks (a block is the local judge's confident call) and, when it does not answer, the
+    local verdict stands."""
     llm = app.llm_judge
     review = [c for c in conflicts if c.tier == "review"]
     if llm is None or not review:
@@ -298,14 +293,8 @@ def consult_llm(
         if c.tier != "review" or answer is None:
             out.append(c)
         elif answer.label == "contradicts":
-            relied_on = c.target in salience and salience[c.target][0] > threshold
-            tier = (
-                "block"
-                if relied_on and c.probability >= app.pair_judge.thresholds.block
-                else c.tier
-            )
             judged_by = f"{c.judge}+{llm.version}"
-            out.append(Conflict(c.target, c.probability, tier, c.kind, judged_by, c.statement))
+            out.append(Conflict(c.target, c.probability, c.tier, c.kind, judged_by, c.statement))
     return out
 
 

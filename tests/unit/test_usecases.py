@@ -11,6 +11,7 @@ import pytest
 
 from graph.enums import EdgeType
 from graph.model import Node
+from retrieval.contradiction.llm import LLMVerdict
 from service import usecases
 from service.methods.decisions import RecordParams, UpdateParams
 from service.methods.guardrails import ActionParams
@@ -369,3 +370,44 @@ def test_each_resolution_passes_a_block_in_one_call(app: Decigraph) -> None:
     assert usecases.check(app, ActionParams.model_validate({"description": MYSQL})).allowed
     superseding = record(app, mariadb, supersedes=[pg])
     assert app.store.graph.has_edge(superseding, pg, "supersedes")
+
+
+class FakeLLM:
+    """A second-opinion judge answering from a table (the real client is tested against a
+    local HTTP server in tests/integration/test_llm_judge.py)."""
+
+    version = "llm:fake"
+
+    def __init__(self, answers: dict[str, str | None]) -> None:
+        self.answers = answers
+        self.asked: list[tuple[str, str]] = []
+
+    def verdicts(self, pairs: list[tuple[str, str]]) -> list[LLMVerdict | None]:
+        self.asked.extend(pairs)
+        out: list[LLMVerdict | None] = []
+        for earlier, _ in pairs:
+            label = self.answers.get(earlier)
+            out.append(None if label is None else LLMVerdict(label, "fake"))  # type: ignore[arg-type]
+        return out
+
+
+def test_the_llm_is_asked_about_review_pairs_only_and_its_verdict_applies(app: Decigraph) -> None:
+    pg = salient_postgres(app)
+    cache = record(app, "Cache product pages in Redis")
+    queue = record(app, "Queue emails with Celery")
+    judge(app).set(POSTGRES, "Use CockroachDB for the payments ledger", 0.99)  # block: not asked
+    judge(app).set("Cache product pages in Redis", "Cache product pages in Varnish", 0.7)
+    judge(app).set("Queue emails with Celery", "Queue emails with RQ", 0.7)
+    llm = FakeLLM({"Cache product pages in Redis": "compatible", POSTGRES: "compatible"})
+    app.llm_judge = llm  # type: ignore[assignment]
+
+    def tiers(text: str) -> list[tuple[str, str]]:
+        checked = usecases.check(app, ActionParams.model_validate({"description": text}))
+        return [(c.target, c.tier) for c in checked.conflicts]
+
+    assert tiers("Use CockroachDB for the payments ledger") == [(pg, "block")]
+    assert llm.asked == []  # a block is the local judge's call
+    assert tiers("Cache product pages in Varnish") == []  # the LLM reads them as compatible
+    assert llm.asked == [("Cache product pages in Redis", "Cache product pages in Varnish")]
+    assert tiers("Queue emails with RQ") == [(queue, "review")]  # no answer: the local verdict
+    del cache

@@ -46,4 +46,7 @@ def gate(r: Report) -> None:
          f"{f['flag_recall']:.3f}", ok(f["flag_recall"] >= FLAG_RECALL)],
         ["guardrail e2e: look-alikes flagged (gate)", f"<= {LOOKALIKE_FLAGGED}",
          f"{f['lookalikes_flagged']:.3f}", ok(f["lookalikes_flagged"] <= LOOKALIKE_FLAGGED)],
+        ["guardrail e2e: checkGuardrails p95 (target at 100k; measured at "
+         f"{g['store_decisions']})", "<= 15 ms", f"{t['p95_ms']:.1f} ms",
+         ok(t["p95_ms"] <= 15)],
     ]  # fmt: skip

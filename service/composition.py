@@ -197,8 +197,6 @@ def _writer(
         raise
     timeline.mark("indexes")
     app = Decigraph(settings, store, index, rules, breakers=breakers, llm_judge=llm_judge(settings))
-    # The judge's network loads beside the embedding model's warm-up, not on the first check.
-    threading.Thread(target=app.pair_judge.load, name="decigraph-judge", daemon=True).start()
     store.reset_listeners.append(app.forget_derived)
     _freeze_loaded(app)
     store.follow()  # a shared log: apply the other replicas' events as they commit

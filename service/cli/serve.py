@@ -111,7 +111,8 @@ def serve(settings: Settings) -> int:
     try:
         start_tracing(settings)  # DECIGRAPH_TRACING: before the app, so it is traced throughout
         warmup = Warmup.early(settings)  # the model loads while the store opens
-        app = open_app(settings, warmup.embedder, timeline=warmup.timeline)
+        # The judge's network loads beside the model's warm-up, not on the first check.
+        app = open_app(settings, warmup.embedder, timeline=warmup.timeline).preloading_judge()
         webhooks = start_webhooks(app, hooks)  # None: no webhook configured
         try:
             url = url_of(sock)

@@ -161,8 +161,7 @@ def reason_stats_params(args: Args) -> dict[str, Any]:
 def update_params(args: Args) -> dict[str, Any]:
     params: dict[str, Any] = {"id": args.get("id")}
     updates = _given(args, "decision", "confidence", "context", "tags", "pattern")
-    if updates or not args.get("compatible_with"):
-        params["updates"] = updates
+    params["updates"] = updates  # may be empty with compatible_with: the method accepts that
     params.update(_resolutions(args))
     return params
 
@@ -284,8 +283,9 @@ class Tool:
 def run_tool(tool: Tool, arguments: Args | None, call: Call) -> Outcome:
     """Run ``tool`` with ``arguments`` through ``call``; never raises for a refused call."""
     args = {k: v for k, v in (arguments or {}).items() if k in tool.properties}
-    if tool.name == "update_decision" and not update_params(args)["updates"]:
-        fields = "decision, confidence, context, tags, pattern"
+    empty = not update_params(args)["updates"] and not args.get("compatible_with")
+    if tool.name == "update_decision" and empty:
+        fields = "decision, confidence, context, tags, pattern (or compatible_with)"
         return Outcome(
             {"error": "validation_error", "message": f"No fields to update: give one of {fields}"},
             is_error=True,

@@ -6,6 +6,7 @@ cases in this package are the only code that drives it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -59,6 +60,8 @@ class Decigraph:
     past: PastStates = field(init=False, repr=False)
     #: Wake-ups for the change feed's readers (``usecases.feed``, ``usecases.webhooks``).
     feed: FeedHub = field(init=False, repr=False)
+    #: Loads the judge's network in the background (:meth:`preloading_judge`).
+    _judge_loader: threading.Thread | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.auto_edges = AutoEdgeConfig(semantic_scan_pool=self.settings.neighbour_pool)
@@ -89,7 +92,17 @@ class Decigraph:
         with self.store.lock:
             self._memo.clear()
 
+    def preloading_judge(self) -> Decigraph:
+        """Start loading the contradiction judge's network now, in the background (a server:
+        not on the first check); :meth:`close` waits for it (a process that exits while torch
+        loads it aborts). Returns this app."""
+        self._judge_loader = threading.Thread(target=self.pair_judge.load, name="decigraph-judge")
+        self._judge_loader.start()
+        return self
+
     def close(self) -> None:
+        if self._judge_loader is not None:
+            self._judge_loader.join()
         self.feed.close()  # the feed's readers end
         self.store.stop_following()  # nothing applied after the indexes stop listening
         try:

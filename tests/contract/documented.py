@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from tests.contract.clients import Row
 
+#: A plain negation of the first seeded decision (``$ID``).
+NEGATED = "Do not use PostgreSQL 16 as the primary datastore for the billing service"
+
 # Methods no shipped client calls, as the server's documentation shapes them.
 DOCUMENTED = [
     Row(
@@ -12,6 +15,63 @@ DOCUMENTED = [
         "cstp.updateDecision",
         {"id": "$OTHER", "updates": {"confidence": 0.7}},
         ["success=true", "id:string", "updated_fields:list"],
+    ),
+    # The contradiction guardrail: a plain negation of the seeded PostgreSQL decision is raised
+    # (its tier depends on how much relies on it); declared compatible, it is not.
+    Row(
+        "raw",
+        "cstp.checkGuardrails",
+        {
+            "action": {
+                "description": NEGATED,
+                "category": "architecture",
+                "stakes": "high",
+            }
+        },
+        [
+            "allowed:bool",
+            "conflicts[].id:string",
+            "conflicts[].statement:string",
+            "conflicts[].p:number",
+            "conflicts[].tier:string",
+            "conflicts[].reason:string",
+        ],
+    ),
+    Row(
+        "raw",
+        "cstp.checkGuardrails",
+        {
+            "action": {
+                "description": NEGATED,
+                "category": "architecture",
+                "stakes": "high",
+                "compatibleWith": ["$ID"],
+            }
+        },
+        ["allowed=true", "violations:list", "warnings:list"],
+    ),
+    Row(
+        "raw",
+        "cstp.recordDecision",
+        {
+            "decision": "Archive paid invoices to cold storage after seven years",
+            "category": "architecture",
+            "compatibleWith": ["$OTHER"],
+        },
+        ["success=true", "id:string", "guardrail_warnings:list", "guardrail_override=false"],
+    ),
+    Row(
+        "raw",
+        "cstp.updateDecision",
+        {"id": "$PENDING", "compatibleWith": ["$OTHER"]},
+        ["success=true", "id:string"],
+        "compatibleWith alone, without updates",
+    ),
+    Row(
+        "raw",
+        "cstp.findContradictions",
+        {"status": "all"},
+        ["contradictions:list", "contradictions[]?.status:string", "total:number"],
     ),
     Row(
         "raw",

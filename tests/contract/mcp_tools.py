@@ -58,6 +58,30 @@ TOOL_ROWS = [
         },
         ["success=true", "id:string", "quality.score:number"],
     ),
+    # The contradiction guardrail's resolutions, taken by every tool that can write or check.
+    Row(
+        "mcp",
+        "check_action",
+        {
+            "description": "Keep PostgreSQL 16 for billing and Redis for exchange rates",
+            "category": "architecture",
+            "compatible_with": ["$ID"],
+            "supersedes": ["$OTHER"],
+        },
+        ["allowed=true", "violations:list", "warnings:list", "evaluated:number"],
+    ),
+    Row(
+        "mcp",
+        "log_decision",
+        {
+            "decision": "Archive paid invoices to cold storage after seven years",
+            "confidence": 0.7,
+            "category": "architecture",
+            "compatible_with": ["$ID"],
+            "override_reason": "Retention policy RP-7",
+        },
+        ["success=true", "id:string", "guardrail_override:bool"],
+    ),
     Row(
         "mcp",
         "review_outcome",
@@ -93,6 +117,25 @@ TOOL_ROWS = [
         "update_decision",
         {"id": "$OTHER", "confidence": 0.7, "tags": ["pdf", "fonts"]},
         ["success=true", "updated_fields:list"],
+    ),
+    Row(
+        "mcp",
+        "update_decision",
+        {"id": "$OTHER", "confidence": 0.72, "compatible_with": ["$ID"]},
+        ["success=true", "updated_fields:list"],
+    ),
+    Row(
+        "mcp",
+        "pre_action",
+        {
+            "action": {
+                "description": "Serve invoice PDFs from a CDN",
+                "category": "architecture",
+                "compatible_with": ["$ID"],
+            },
+            "options": {"query_limit": 2, "auto_record": False},
+        },
+        ["allowed=true", "relevantDecisions:list", "decisionId?"],
     ),
     Row(
         "mcp",

@@ -4,7 +4,8 @@ the same JSON-RPC dispatcher ``/mcp`` uses, on a store seeded as the client cont
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,3 +70,120 @@ def test_tool_shapes(seeded: tuple[Dispatcher, dict[str, Any]], row: Row) -> Non
     assert not outcome.is_error, outcome.payload
     problems = [p for spec in row.reads if (p := check(outcome.payload, spec)) is not None]
     assert not problems, (row.method, problems, outcome.payload)
+
+
+# -- the contradiction guardrail's resolutions through the tools --------------------------------
+#: A decision two others rely on, and a statement the fake judge reads as confidently
+#: contradicting it (so the tools' resolution arguments are what is under test, not judgment).
+RELIED_ON = "Store user sessions in Redis"
+RIVAL = "Store user sessions in Memcached"
+#: More such statements: a statement declared compatible with a decision is never raised
+#: against it again, so each resolution of a write gets its own.
+RIVALS = (RIVAL, "Store user sessions in Hazelcast", "Store user sessions in DynamoDB")
+
+
+@pytest.fixture
+def guarded(tmp_path: Path) -> Iterator[tuple[Callable[[str, dict[str, Any]], Any], str, Any, Any]]:
+    """Tools on a fresh store where RIVAL is blocked by RELIED_ON: the tools, RELIED_ON's id,
+    a JSON-RPC client and the app (its fake judge)."""
+    with fake_app(tmp_path / "data", seed=9) as app:
+        dispatcher = Dispatcher(build_registry(app))
+        client = InProcess(dispatcher)
+        target = client.ok("cstp.recordDecision", {"decision": RELIED_ON})["id"]
+        for n in range(2):
+            made = client.ok("cstp.recordDecision", {"decision": f"Session reader {n}"})
+            link = {"sourceId": made["id"], "targetId": target, "edgeType": "depends_on"}
+            client.ok("cstp.linkDecisions", link)
+        for rival in RIVALS:
+            app.pair_judge.set(RELIED_ON, rival, 0.99)  # type: ignore[attr-defined]
+        invoke = dispatcher_invoke(dispatcher)
+
+        def tool(name: str, args: dict[str, Any]) -> Any:
+            return run_tool(TOOLS[name], args, lambda m, p: invoke(m, p, "agent-a"))
+
+        yield tool, target, client, app
+
+
+def tiers(payload: dict[str, Any]) -> dict[str, str]:
+    return {c["id"]: c["tier"] for c in payload.get("conflicts", [])}
+
+
+def log_args(**extra: Any) -> dict[str, Any]:
+    return {"decision": RIVAL, "confidence": 0.8, "category": "architecture", **extra}
+
+
+def test_check_action_reports_the_block_and_each_resolution_clears_it(guarded: Any) -> None:
+    tool, target, _, _ = guarded
+    blocked = tool("check_action", {"description": RIVAL})
+    assert blocked.payload["allowed"] is False
+    assert tiers(blocked.payload) == {target: "block"}
+    assert target in blocked.payload["violations"][0]["message"]
+    for resolution in ({"compatible_with": [target]}, {"supersedes": [target]}):
+        cleared = tool("check_action", {"description": RIVAL, **resolution})
+        assert cleared.payload["allowed"] is True, (resolution, cleared.payload)
+        assert target not in tiers(cleared.payload)
+
+
+def test_log_decision_is_refused_then_admitted_by_each_resolution(guarded: Any) -> None:
+    tool, target, client, _ = guarded
+    before = client.ok("cstp.getStats", {})["total"]
+    refused = tool("log_decision", log_args())
+    assert refused.is_error
+    assert client.ok("cstp.getStats", {})["total"] == before  # nothing written
+    compatible = tool("log_decision", log_args(compatible_with=[target]))
+    assert not compatible.is_error, compatible.payload
+    assert target not in tiers(compatible.payload)
+    links = client.ok("cstp.getNeighbors", {"nodeId": compatible.payload["id"]})["neighbors"]
+    assert {n["edge"]["edgeType"] for n in links if n["node"]["id"] == target} == {"relates_to"}
+    assert tool("log_decision", log_args(decision=RIVALS[1])).is_error
+    forced = tool("log_decision", log_args(decision=RIVALS[1], override_reason="ADR-9 says so"))
+    assert not forced.is_error, forced.payload
+    assert forced.payload["guardrail_override"] is True
+    assert tiers(forced.payload) == {target: "block"}
+    assert tool("log_decision", log_args(decision=RIVALS[2])).is_error
+    replaced = tool("log_decision", log_args(decision=RIVALS[2], supersedes=[target]))
+    assert not replaced.is_error, replaced.payload
+    old = client.ok("cstp.getDecision", {"id": target})["decision"]
+    assert old["lifecycle"] == "superseded"
+    assert old["supersededBy"] == [replaced.payload["id"]]
+
+
+def test_pre_action_passes_the_action_resolutions_on(guarded: Any) -> None:
+    tool, target, _, _ = guarded
+    options = {"auto_record": True}
+    blocked = tool("pre_action", {"action": {"description": RIVAL}, "options": options})
+    assert blocked.payload["allowed"] is False
+    assert blocked.payload.get("decisionId") is None
+    action = {"description": RIVAL, "compatible_with": [target]}
+    admitted = tool("pre_action", {"action": action, "options": options})
+    assert admitted.payload["allowed"] is True, admitted.payload
+    assert admitted.payload["decisionId"]
+
+
+def test_update_decision_passes_compatible_with_on_with_a_new_statement(guarded: Any) -> None:
+    tool, target, client, _ = guarded
+    note = client.ok("cstp.recordDecision", {"decision": "Keep sessions for a day"})["id"]
+    refused = tool("update_decision", {"id": note, "decision": RIVAL})
+    assert refused.is_error
+    changed = tool("update_decision", {"id": note, "decision": RIVAL, "compatible_with": [target]})
+    assert not changed.is_error, changed.payload
+    assert client.ok("cstp.getDecision", {"id": note})["decision"]["decision"] == RIVAL
+
+
+def test_update_decision_with_compatible_with_alone_withdraws_a_suspicion(guarded: Any) -> None:
+    tool, _, client, app = guarded
+    lone = client.ok("cstp.recordDecision", {"decision": "Expire idle sessions after a week"})
+    text = "Expire idle sessions after an hour"
+    app.pair_judge.set("Expire idle sessions after a week", text, 0.8)
+    made = client.ok("cstp.recordDecision", {"decision": text})
+    assert tiers(made) == {lone["id"]: "review"}
+    rows = client.ok("cstp.findContradictions", {})["contradictions"]
+    assert [r["status"] for r in rows if {r["a"], r["b"]} == {lone["id"], made["id"]}] == [
+        "suspected"
+    ]
+    alone = tool("update_decision", {"id": made["id"], "compatible_with": [lone["id"]]})
+    assert not alone.is_error, alone.payload
+    rows = client.ok("cstp.findContradictions", {})["contradictions"]
+    assert not [r for r in rows if {r["a"], r["b"]} == {lone["id"], made["id"]}]
+    links = client.ok("cstp.getNeighbors", {"nodeId": made["id"]})["neighbors"]
+    assert {n["edge"]["edgeType"] for n in links if n["node"]["id"] == lone["id"]} == {"relates_to"}

@@ -2,10 +2,15 @@
 
 Each session (``tests/e2e/sessions/``: a database migration, an incident response, a product
 launch; 30+ decisions each, written for this test) is played the way an agent plays it:
-record, link, review, supersede, ask the guardrails. The test then asserts what an agent relies
-on: the contradiction flags and blocks are exactly the expected ones (none where there is no
-conflict), a supersession shows everywhere, the ready queue is short and right, recall answers
-the session's "why" question, and every explanation path is made of edges that exist as shown.
+record, link, review, supersede, ask the guardrails, and resolve what the contradiction judge
+raises. The test then asserts what an agent relies on: the contradictions the session writes
+are raised (a plain same-setting substitution by the judge; a contradiction the agent names,
+by the gate), a contradiction of a relied-on decision is refused with nothing written and
+checkGuardrails says so first, every pair the judge raises is answered in tiers and can be
+declared compatible for good (whether it raises a pair the session did not write as one is the
+judge's call, not this test's), a supersession shows everywhere, the ready queue is short and
+right, recall answers the session's "why" question, and every explanation path is made of
+edges that exist as shown.
 """
 
 from __future__ import annotations
@@ -34,17 +39,22 @@ def server(tmp_path: Path) -> Iterator[Rpc]:
 
 @dataclass
 class Played:
-    """A session after it ran: ids by key, and what each record was flagged or blocked for."""
+    """A session after it ran: ids by key, the contradictions it left (suspected or confirmed,
+    by key pair), and what went wrong."""
 
     ids: dict[str, str] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    contradictions: dict[frozenset[str], str] = field(default_factory=dict)
+    declared_compatible: set[frozenset[str]] = field(default_factory=set)
 
     def key(self, node_id: str) -> str:
         return next((k for k, v in self.ids.items() if v == node_id), node_id)
 
 
 RECORD_FIELDS = ("decision", "context", "category", "stakes", "confidence", "reasons")
+#: Rounds an agent spends declaring blocked pairs compatible before it gives up on a record.
+RESOLVE_ROUNDS = 3
 
 
 def play(rpc: Rpc, session: ModuleType) -> Played:
@@ -63,29 +73,41 @@ def play(rpc: Rpc, session: ModuleType) -> Played:
         supersedes = [played.ids[k] for k in step.get("supersedes", ())]
         if supersedes:
             params["supersedes"] = supersedes
-        answer = rpc.call("cstp.recordDecision", params)
+        named = [played.ids[k] for k in step.get("contradicts", ())]
+        if named:
+            params["contradicts"] = named
         blocker = step.get("blocked_by")
         if blocker is not None:
-            _expect_blocked(rpc, played, key, params, answer, played.ids[blocker])
+            _expect_blocked(rpc, played, key, params, played.ids[blocker])
             continue
-        if "error" in answer:
-            played.problems.append(f"{key}: refused: {answer['error']['message']}")
+        answer = _record_resolving_blocks(rpc, played, key, params)
+        if answer is None:
             continue
-        result = answer["result"]
-        played.ids[key] = node_id = result["id"]
+        played.ids[key] = node_id = answer["id"]
         played.texts[key] = step["decision"]
-        flagged = {
-            played.key(s["targetId"])
-            for s in result["suggestions"]
-            if s["edgeType"] == "contradicts" and s["targetId"] not in supersedes
-        }
+        settled = {*supersedes, *named}
+        for pair in played.declared_compatible:
+            settled |= {played.ids[k] for k in pair - {key}} if key in pair else set()
+        raised = _raised_pairs(played, key, answer, settled)
         expected = set(step.get("flags", ()))
-        if flagged != expected:
-            reasons = [s["reason"] for s in result["suggestions"] if s["edgeType"] == "contradicts"]
+        missing = expected - set(raised)
+        if missing:
             played.problems.append(
-                f"{key}: flagged as contradicting {sorted(flagged)}, expected {sorted(expected)}"
-                f" ({reasons})"
+                f"{key}: not raised as contradicting {sorted(missing)} (raised {raised})"
             )
+        for target in expected & set(raised):
+            played.contradictions[frozenset((key, target))] = "suspected"
+        for target in step.get("contradicts", ()):
+            played.contradictions[frozenset((key, target))] = "confirmed"
+        # What the judge raised beyond what the session wrote: the agent reads both as holding
+        # and declares them compatible (one call), which withdraws the suspected edges.
+        others = sorted(set(raised) - expected)
+        if others:
+            rpc.ok(
+                "cstp.updateDecision",
+                {"id": node_id, "compatibleWith": [played.ids[k] for k in others]},
+            )
+            played.declared_compatible |= {frozenset((key, k)) for k in others}
         for edge_type in LINK_TYPES:
             for target in step.get(edge_type, ()):
                 link = {"sourceId": node_id, "targetId": played.ids[target], "edgeType": edge_type}
@@ -93,15 +115,85 @@ def play(rpc: Rpc, session: ModuleType) -> Played:
     return played
 
 
+def _record_resolving_blocks(
+    rpc: Rpc, played: Played, key: str, params: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Record ``params``; a block the session did not write (the judge's reading of a pair)
+    is resolved as the guardrail advises for two decisions that both hold: ``compatibleWith``
+    in the same record. The answer, or None (with a problem noted) when it stays refused."""
+    compatible: list[str] = []
+    for _ in range(RESOLVE_ROUNDS):
+        answer = rpc.call("cstp.recordDecision", params)
+        if "error" not in answer:
+            result: dict[str, Any] = answer["result"]
+            return result
+        error = answer["error"]
+        if error["code"] != -32004:
+            played.problems.append(f"{key}: refused: {error['message']}")
+            return None
+        check = check_record(rpc, params)
+        blocks = [c["id"] for c in check.get("conflicts", ()) if c["tier"] == "block"]
+        if check["allowed"] or not blocks:
+            played.problems.append(
+                f"{key}: refused for {error['message']!r}; checkGuardrails: {check}"
+            )
+            return None
+        messages = " ".join(v["message"] for v in error.get("data", {}).get("violations", ()))
+        unnamed = [b for b in blocks if b not in messages]
+        if unnamed:
+            played.problems.append(f"{key}: refusal does not name blocks {unnamed}: {messages}")
+        compatible += blocks
+        params = {**params, "compatibleWith": compatible}
+        played.declared_compatible |= {frozenset((key, played.key(b))) for b in blocks}
+    played.problems.append(f"{key}: still refused after declaring {compatible} compatible")
+    return None
+
+
+def check_record(rpc: Rpc, params: dict[str, Any]) -> dict[str, Any]:
+    """checkGuardrails on the record ``params`` would make (the same fields)."""
+    action = {k: v for k, v in params.items() if k != "decision"}
+    action["description"] = params["decision"]
+    verdict: dict[str, Any] = rpc.ok("cstp.checkGuardrails", {"action": action})
+    return verdict
+
+
+def _raised_pairs(
+    played: Played, key: str, answer: dict[str, Any], settled: set[str]
+) -> dict[str, str]:
+    """``{target key: tier}`` of the pairs a written record raised, after checking the tier
+    contract: a written record raises reviews only, each shown as a graph-contradiction
+    warning naming its decision, never one the record supersedes or was declared compatible
+    with."""
+    raised: dict[str, str] = {}
+    warnings = [
+        w["message"]
+        for w in answer["guardrail_warnings"]
+        if w["guardrailId"] == "graph-contradiction" and w["severity"] == "warn"
+    ]
+    for conflict in answer.get("conflicts", ()):
+        target = played.key(conflict["id"])
+        raised[target] = conflict["tier"]
+        if conflict["tier"] != "review":
+            played.problems.append(f"{key}: written with a {conflict['tier']} pair: {conflict}")
+        if not any(conflict["id"] in message for message in warnings):
+            played.problems.append(f"{key}: review pair {target} is not among the warnings")
+        if not 0 <= conflict["p"] <= 1 or not conflict["reason"]:
+            played.problems.append(f"{key}: malformed conflict {conflict}")
+        if conflict["id"] in settled:
+            played.problems.append(f"{key}: raised {target}, which it settles")
+    return raised
+
+
 def _expect_blocked(
-    rpc: Rpc,
-    played: Played,
-    key: str,
-    params: dict[str, Any],
-    answer: dict[str, Any],
-    blocker: str,
+    rpc: Rpc, played: Played, key: str, params: dict[str, Any], blocker: str
 ) -> None:
-    """The gate refused the record for ``blocker``, and checkGuardrails says the same first."""
+    """The gate refuses the record for ``blocker`` and writes nothing; checkGuardrails says the
+    same first."""
+    check = check_record(rpc, params)
+    if check["allowed"] or blocker not in str(check["violations"]):
+        played.problems.append(f"{key}: checkGuardrails does not block it for {blocker}")
+    before = rpc.ok("cstp.getStats", {})["total"]
+    answer = rpc.call("cstp.recordDecision", params)
     if "error" not in answer:
         played.ids[key] = answer["result"]["id"]
         played.problems.append(f"{key}: recorded, expected a block for {played.key(blocker)}")
@@ -110,9 +202,8 @@ def _expect_blocked(
     messages = " ".join(v["message"] for v in error.get("data", {}).get("violations", ()))
     if error["code"] != -32004 or blocker not in messages:
         played.problems.append(f"{key}: refused for {error['message']!r}, expected {blocker}")
-    check = rpc.ok("cstp.checkGuardrails", {"action": {"description": params["decision"]}})
-    if check["allowed"]:
-        played.problems.append(f"{key}: checkGuardrails allows what recordDecision refused")
+    if rpc.ok("cstp.getStats", {})["total"] != before:
+        played.problems.append(f"{key}: refused, yet something was written")
 
 
 def assert_session(rpc: Rpc, session: ModuleType) -> None:
@@ -138,11 +229,32 @@ def assert_session(rpc: Rpc, session: ModuleType) -> None:
     wrong = [played.key(r["id"]) for r in listed if r.get("lifecycle") != "superseded"]
     if wrong:
         problems.append(f"listDecisions(superseded) rows not saying superseded: {wrong}")
-    # The ready queue: exactly the expected items, each carrying its decision's text.
+    # The contradictions left are exactly those the session wrote: what the judge raised
+    # beyond them was declared compatible, and is gone for good.
+    rows = rpc.ok("cstp.findContradictions", {"limit": 100})["contradictions"]
+    left = {frozenset((played.key(r["a"]), played.key(r["b"]))): r["status"] for r in rows}
+    if left != played.contradictions:
+        problems.append(f"findContradictions: {left}, expected {played.contradictions}")
+    undone = played.declared_compatible & set(left)
+    if undone:
+        problems.append(f"declared compatible, yet still contradicting: {undone}")
+    # The ready queue: exactly the expected items (and one per contradiction left), each
+    # carrying its decision's text.
     actions = rpc.ok("cstp.ready", {"limit": 50})["actions"]
-    ready = {(a["type"], played.key(a["decisionId"])) for a in actions}
+    ready = {
+        (a["type"], played.key(a["decisionId"]))
+        for a in actions
+        if a["type"] != "resolve_contradiction"
+    }
     if ready != session.READY:
         problems.append(f"ready: {sorted(ready)}, expected {sorted(session.READY)}")
+    to_resolve = {
+        frozenset((played.key(a["decisionId"]), played.key(a["reason"].split()[1])))
+        for a in actions
+        if a["type"] == "resolve_contradiction"
+    }
+    if to_resolve != set(played.contradictions):
+        problems.append(f"ready: contradictions {to_resolve}, expected {played.contradictions}")
     for a in actions:
         key = played.key(a["decisionId"])
         if key in played.texts and a.get("text") != played.texts[key]:

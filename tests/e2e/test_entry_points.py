@@ -27,7 +27,8 @@ RULES = """
   message: "MongoDB is not allowed for new services"
 """
 POSTGRES = "Use PostgreSQL 16 as the primary datastore for the payments ledger"
-MYSQL = "Use MySQL as the primary datastore for the payments ledger"
+# A plain negation of POSTGRES: whatever else the judge reads, it reads this as contradicting.
+REVERSED = "Do not use PostgreSQL 16 as the primary datastore for the payments ledger"
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def verdicts(rpc: Rpc, statement: str, **fields: Any) -> tuple[bool, bool, bool]
 
 
 def test_rules_and_the_graph_give_one_verdict(served: tuple[Rpc, Path, str]) -> None:
-    rpc, _, _ = served
+    rpc, data, _ = served
     assert verdicts(rpc, "Store the product catalogue in MongoDB") == (False, False, False)
     assert verdicts(rpc, "Store the product catalogue in Elasticsearch") == (True, True, True)
     pg = rpc.ok("cstp.recordDecision", {"decision": POSTGRES, "category": "architecture"})["id"]
@@ -60,15 +61,26 @@ def test_rules_and_the_graph_give_one_verdict(served: tuple[Rpc, Path, str]) -> 
         "Billing jobs read settled payments from the primary datastore",
         "The refund worker locks ledger rows in the primary datastore",
     ):
-        dependent = rpc.ok("cstp.recordDecision", {"decision": text})["id"]
-        link = {"sourceId": dependent, "targetId": pg, "edgeType": "depends_on"}
+        # What relies on it is declared compatible with it (the judge's reading of these
+        # pairs is not what this test is about).
+        made = rpc.ok("cstp.recordDecision", {"decision": text, "compatibleWith": [pg]})
+        link = {"sourceId": made["id"], "targetId": pg, "edgeType": "depends_on"}
         rpc.ok("cstp.linkDecisions", link)
-    assert verdicts(rpc, MYSQL, category="architecture") == (False, False, False)
+    assert verdicts(rpc, REVERSED, category="architecture") == (False, False, False)
+    # updateDecision gives the same verdict on a statement changed into the contradiction.
+    note = rpc.ok("cstp.recordDecision", {"decision": "Archive settled payments after 90 days"})
+    before = (data / "events.jsonl").stat().st_size
+    refused = rpc.call("cstp.updateDecision", {"id": note["id"], "updates": {"decision": REVERSED}})
+    assert refused["error"]["code"] == -32004
+    assert pg in refused["error"]["data"]["violations"][0]["message"]
+    assert (data / "events.jsonl").stat().st_size == before  # nothing written
     # The guardrail's own advice works in one call: supersede what it contradicts.
     replaced = rpc.ok(
-        "cstp.recordDecision", {"decision": MYSQL, "category": "architecture", "supersedes": [pg]}
+        "cstp.recordDecision",
+        {"decision": REVERSED, "category": "architecture", "supersedes": [pg]},
     )
     assert replaced["guardrail_override"] is False
+    assert pg not in {c["id"] for c in replaced.get("conflicts", [])}
 
 
 def test_update_and_auto_record_are_gated_like_a_record(served: tuple[Rpc, Path, str]) -> None:

@@ -120,11 +120,24 @@ ORM_LESSONS = "Typed queries caught two ledger bugs before release"
 LATE = {"decision": "Shard the billing ledger by region", "project": BILLING}
 
 
-def record_sample(made: Sample) -> None:
-    # The sample deliberately holds rival choices, which the gate would refuse.
+def record_overridden(made: Sample, fields: dict[str, Any]) -> str:
+    """Record ``fields`` past the gate. The sample deliberately holds rival choices, which the
+    gate would refuse; and each pair the contradiction judge raises is kept as a suspected
+    contradiction, which is the judge's reading, not the sample's: those are unlinked at once,
+    so the graph is exactly the one drawn here (the contradiction shown is the one linked)."""
     override = {"reason": "sample data with deliberate rivals"}
+    answer = made.ok("recordDecision", {**fields, "override": override})
+    for conflict in answer.get("conflicts", []):
+        made.ok(
+            "unlinkDecisions",
+            {"sourceId": answer["id"], "targetId": conflict["id"], "edgeType": "contradicts"},
+        )
+    return str(answer["id"])
+
+
+def record_sample(made: Sample) -> None:
     for key, fields in DECISIONS.items():
-        made.ids[key] = made.ok("recordDecision", {**fields, "override": override})["id"]
+        made.ids[key] = record_overridden(made, fields)
     for source, kind, target in LINKS:
         made.ok(
             "linkDecisions",
@@ -136,7 +149,7 @@ def record_sample(made: Sample) -> None:
         {"id": made.ids["orm"], "outcome": "success", "lessons": ORM_LESSONS},
     )
     made.mark = made.ok("getReplicaStatus", {})["seq"]
-    made.ids["shard"] = made.ok("recordDecision", {**LATE, "override": override})["id"]
+    made.ids["shard"] = record_overridden(made, LATE)
     made.ok(
         "linkDecisions",
         {"sourceId": made.ids["shard"], "targetId": made.ids["pg"], "edgeType": "depends_on"},

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graph.drafts import DecisionDraft
+from graph.enums import EdgeType
 from graph.store import DecisionStore
 from service.http.app import create_app
 from service.http.auth import TokenTable
@@ -82,13 +83,49 @@ def check_answer(
         assert before == after, ("a refused call changed the store", request, answer)
 
 
+#: A statement the fake judge reads as contradicting two seeds: confidently the first, which two
+#: others rely on (a block), and plausibly the second (a review), so fuzzed writes, checks and
+#: resolutions (supersedes, compatibleWith, override) go through both tiers.
+RIVAL = "fuzz rival of the seeds"
+
+
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
     data = tmp_path_factory.mktemp("fuzz") / "data"
     with fake_app(data, seed=2) as app:
         store = app.store
         ids = [store.record(DecisionDraft(text=f"seed decision {i}"), "t").id for i in range(4)]
+        for i in range(2):
+            dependent = store.record(DecisionDraft(text=f"seed dependent {i}"), "t").id
+            store.link(dependent, ids[0], EdgeType.DEPENDS_ON, "t")
+        app.pair_judge.set("seed decision 0", RIVAL, 0.99)  # type: ignore[attr-defined]
+        app.pair_judge.set("seed decision 1", RIVAL, 0.8)  # type: ignore[attr-defined]
         yield Fuzzed(Dispatcher(build_registry(app)), ids, store, app)
+
+
+#: Params naming decisions by a list of ids (the guardrail's resolutions).
+ID_LISTS = ("supersedes", "compatibleWith", "contradicts")
+
+
+def with_known_values(raw: dict[str, Any], data: st.DataObject, ids: list[str]) -> None:
+    """Now and then put ids that exist, and the statement the judge raises, where ``raw``
+    has such a param (an action's too), so the gate's paths run, not only validation."""
+    for key in ("id", "sourceId", "targetId", "nodeId"):
+        if key in raw and data.draw(st.booleans()):
+            raw[key] = data.draw(st.sampled_from(ids))
+    for key in ID_LISTS:
+        if key in raw and data.draw(st.booleans()):
+            raw[key] = data.draw(st.lists(st.sampled_from(ids), max_size=3))
+    for key in ("decision", "description", "text"):
+        if key in raw and data.draw(st.booleans()):
+            raw[key] = RIVAL
+    action = raw.get("action")
+    if "action" in raw and data.draw(st.booleans()):
+        action = raw["action"] = {"description": RIVAL}
+    if isinstance(action, dict):
+        for key in ID_LISTS:
+            if data.draw(st.integers(0, 3)) == 0:
+                action[key] = data.draw(st.lists(st.sampled_from(ids), max_size=2))
 
 
 @settings(
@@ -164,9 +201,7 @@ def test_no_params_cause_an_internal_error(
         else st.sampled_from(FIELD_NAMES)
     )
     raw: dict[str, Any] = data.draw(st.dictionaries(keys, json_values, max_size=6))
-    for key in ("id", "sourceId", "targetId", "nodeId"):
-        if key in raw and data.draw(st.booleans()):
-            raw[key] = data.draw(st.sampled_from(ids))
+    with_known_values(raw, data, ids)
     answer = fuzzed.call({"jsonrpc": "2.0", "method": method, "params": raw, "id": 1})
     assert answer is not None
 

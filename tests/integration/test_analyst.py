@@ -1,4 +1,5 @@
-"""The notebook API and the sample store, with the fake embedder.
+"""The notebook API and the sample store, with the fake embedder and the fake contradiction
+judge.
 
 The one test against a live server (real model) is in ``tests/e2e/test_analyst.py``.
 """
@@ -14,15 +15,22 @@ import pytest
 from graph.drafts import DecisionDraft
 from service.analyst import AnalystError, explain, open_local
 from service.composition import open_app
-from service.sample import END, START, generate_sample
+from service.sample import END, START, SampleReport, generate_sample
 from service.settings import Settings
-from tests.support.fakes import HashEmbedder
+from tests.support.fakes import FakePairJudge, HashEmbedder
+
+
+def make_sample(path: Path, seed: int = 7) -> SampleReport:
+    """The sample with the fake embedder and the fake judge (the story records through the
+    gate; these tests are of the notebook API, and with the real judge on CPU each sample
+    takes minutes)."""
+    return generate_sample(path, seed=seed, embedder=HashEmbedder(), pair_judge=FakePairJudge())
 
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("sample") / "store"
-    generate_sample(path, embedder=HashEmbedder())
+    make_sample(path)
     return path
 
 
@@ -36,8 +44,8 @@ def copy_store(sample: Path, to: Path, with_indexes: bool = True) -> Path:
 
 
 def test_the_same_seed_writes_the_same_log(sample: Path, tmp_path: Path) -> None:
-    again = generate_sample(tmp_path / "again", embedder=HashEmbedder())
-    other = generate_sample(tmp_path / "other", seed=8, embedder=HashEmbedder())
+    again = make_sample(tmp_path / "again")
+    other = make_sample(tmp_path / "other", seed=8)
     assert (sample / "events.jsonl").read_bytes() == (tmp_path / "again/events.jsonl").read_bytes()
     assert other.graph_hash != again.graph_hash
 
@@ -61,7 +69,7 @@ def test_the_sample_has_every_story_the_notebooks_tell(sample: Path) -> None:
 
 def test_refuses_a_directory_that_already_holds_a_store(sample: Path) -> None:
     with pytest.raises(FileExistsError, match="already holds a store"):
-        generate_sample(sample, embedder=HashEmbedder())
+        make_sample(sample)
 
 
 def test_tables_are_consistent(sample: Path) -> None:

@@ -73,6 +73,11 @@ FIELD_NAMES = [
     "dryRun",
     "thresholdBrier",
     "bridgeSide",
+    # the contradiction guardrail's resolutions
+    "supersedes",
+    "compatibleWith",
+    "contradicts",
+    "override",
 ]
 
 # SQL and Cypher injection, path tricks, format strings, RTL/zero-width/combining marks, emoji.

@@ -276,7 +276,7 @@ STEPS: list[dict[str, Any]] = [
         "category": "process",
         "stakes": "medium",
         "confidence": 0.5,
-        "flags": ["deploy_days"],
+        "contradicts": ["deploy_days"],
     },
     {
         "key": "merchant_email",

@@ -165,6 +165,7 @@ STEPS: list[dict[str, Any]] = [
         "category": "process",
         "stakes": "high",
         "confidence": 0.6,
+        "contradicts": ["pro_29"],
         "blocked_by": "pro_29",
     },
     {
@@ -204,6 +205,7 @@ STEPS: list[dict[str, Any]] = [
         "category": "process",
         "stakes": "high",
         "confidence": 0.6,
+        "contradicts": ["eu_first"],
         "blocked_by": "eu_first",
     },
     {

@@ -1,8 +1,13 @@
 """An agent migrating a payments ledger from MySQL 5.7 to PostgreSQL 16 (project payments-ledger).
 
 Written for the session test, not taken from any benchmark. Step keys are the names the test
-uses for the decisions; ``flags`` are the decisions the record must be flagged as contradicting
-(empty when none), ``blocked_by`` a decision the gate must refuse it for.
+uses for the decisions. ``flags`` are decisions the record must be raised as contradicting
+(kept as suspected): only plain substitutions of the same setting, whose reading is not in
+doubt; whether the judge raises anything else is its call, and the agent declares what it
+raises beyond them compatible. ``contradicts`` are decisions the agent itself names as
+contradicted (a confirmed edge); ``blocked_by`` a decision the gate must refuse the record for
+(the decision is relied on): by the judge when the record is such a plain substitution, else
+because the agent names it under ``contradicts``.
 """
 
 from __future__ import annotations
@@ -249,6 +254,7 @@ STEPS: list[dict[str, Any]] = [
         "category": "architecture",
         "stakes": "high",
         "confidence": 0.5,
+        "contradicts": ["pg"],
         "blocked_by": "pg",
     },
     {

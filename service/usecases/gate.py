@@ -165,11 +165,21 @@ def prejudge(app: Decigraph, cand: Candidate) -> None:
         found = _rivals(app, cand, cand.vector)
         pairs = [(str(app.store.graph.nodes[r.target]["text"]), cand.text) for r in found]
     scores = app.pair_judge.score(pairs)
-    review = app.pair_judge.thresholds.review
-    if app.llm_judge is not None:
-        app.llm_judge.verdicts(
-            [p for p, s in zip(pairs, scores, strict=True) if s.contradicts >= review]
-        )
+    if app.llm_judge is None:
+        return
+    thresholds, threshold = app.pair_judge.thresholds, app.settings.salience_threshold
+    confident = [
+        r.target for r, s in zip(found, scores, strict=True) if s.contradicts >= thresholds.block
+    ]
+    with app.store.lock:
+        salience = target_salience(app, confident, threshold) if confident else {}
+    review = [
+        pair
+        for pair, r, s in zip(pairs, found, scores, strict=True)
+        if tier_of(s.contradicts, salience.get(r.target, (0.0, True))[0] > threshold, thresholds)
+        == "review"
+    ]
+    app.llm_judge.verdicts(review)  # the LLM's answers are cached for judge() under the lock
 
 
 def require_targets(app: Decigraph, cand: Candidate) -> None:

@@ -92,7 +92,6 @@ class CheckActionInput(BaseModel):
     context: dict[str, Any] | None = _("Extra variables the guardrails may test (free-form).")
     supersedes: list[str] | None = _(SUPERSEDES)
     compatible_with: list[str] | None = _(COMPATIBLE_WITH)
-    override_reason: str | None = _(OVERRIDE_REASON)
 
 
 class ReasonInput(BaseModel):

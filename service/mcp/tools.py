@@ -209,6 +209,7 @@ def check_result(result: Mapping[str, Any], args: Args) -> dict[str, Any]:
             "name": item.get("name"),
             "message": item.get("message"),
             "severity": item.get("severity"),
+            **({"suggestion": item["suggestion"]} if item.get("suggestion") else {}),
         }
 
     return {

@@ -98,8 +98,10 @@ def wire_field(model: type[pydantic.BaseModel] | None, field: str) -> str:
 def domain_error(exc: DecigraphError, params: type[pydantic.BaseModel] | None = None) -> RpcError:
     """The JSON-RPC form of a domain error, its field named as the client spelled it."""
     if isinstance(exc, GuardrailBlockedError):
-        violations = [v.to_dict() for v in exc.verdict.violations]
-        return RpcError(RECORD_FAILED, str(exc), {"violations": violations})
+        refused: dict[str, Any] = {"violations": [v.to_dict() for v in exc.verdict.violations]}
+        if exc.verdict.conflicts:  # the judge's pairs, so the agent can resolve each by id
+            refused["conflicts"] = [c.to_view() for c in exc.verdict.conflicts]
+        return RpcError(RECORD_FAILED, str(exc), refused)
     if isinstance(exc, BackendUnavailableError):  # e.g. the Chroma server is down or restarting
         logger.warning("backend unavailable: %s", exc)
         message = f"vector index unavailable, retry later: {exc}"

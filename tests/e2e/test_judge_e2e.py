@@ -5,7 +5,6 @@ and a replay of the log that reproduces every verdict without judging again."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 from graph.store import DecisionStore, StoreOptions
-from tests.e2e.test_serve import start_serve, stop_serve
+from tests.support.rpc import Rpc, serving
 
 TOKEN = "judge-e2e-token-0123456789"
 SESSIONS = "Store user sessions in Redis 7, replicated across two zones"
@@ -30,23 +29,16 @@ MOVE = "Move user session storage off Redis to Memcached"
 
 
 class Agent:
-    """An agent's JSON-RPC client (one token)."""
+    """An agent's JSON-RPC client (one token) and the data directory it is served from."""
 
-    def __init__(self, url: str, data: Path) -> None:
-        self.url, self.data = url, data
-        self.http = httpx.Client(timeout=120, headers={"Authorization": f"Bearer {TOKEN}"})
+    def __init__(self, rpc: Rpc, data: Path) -> None:
+        self.rpc, self.url, self.data = rpc, rpc.url, data
 
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        body = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
-        reply = self.http.post(f"{self.url}/cstp", json=body)
-        assert reply.status_code == 200, reply.text
-        answer: dict[str, Any] = reply.json()
-        return answer
+        return self.rpc.call(f"cstp.{method}", params)
 
     def ok(self, method: str, params: dict[str, Any]) -> Any:
-        answer = self.call(method, params)
-        assert "error" not in answer, answer
-        return answer["result"]
+        return self.rpc.ok(f"cstp.{method}", params)
 
     def record(self, text: str, **extra: Any) -> dict[str, Any]:
         made: dict[str, Any] = self.ok("recordDecision", {"decision": text, **extra})
@@ -63,12 +55,8 @@ class Agent:
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
     data = tmp_path_factory.mktemp("judge") / "data"
-    env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{TOKEN}", "DECIGRAPH_FSYNC": "never"}
-    proc, url = start_serve(data, env)
-    try:
-        yield Agent(url, data)
-    finally:
-        stop_serve(proc)
+    with serving(data, TOKEN) as rpc:
+        yield Agent(rpc, data)
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +97,67 @@ def test_a_confident_contradiction_of_a_relied_on_decision_is_blocked(
     assert pre["allowed"] is False
     assert pre["decisionId"] is None
     assert agent.events() == before
+
+
+def test_the_graph_constraint_blocks_contradicting_a_salient_decision(tmp_path: Path) -> None:
+    """In a store of its own: six decisions rely on the Redis one."""
+    with serving(tmp_path / "data", TOKEN) as server:
+        _blocks_contradicting_a_salient_decision(server)
+
+
+def _blocks_contradicting_a_salient_decision(server: Rpc) -> None:
+    redis = server.ok(
+        "cstp.recordDecision", {"decision": "Use Redis for session storage", "confidence": 0.9}
+    )["id"]
+    for i in range(6):
+        # Dependents declare themselves compatible with what they rely on: whether the judge
+        # would read "relies on the session store" as a rival of Redis is its call, not this
+        # test's (and a relied-on target blocks a confident reading).
+        dependent = server.ok(
+            "cstp.recordDecision",
+            {
+                "decision": f"Session feature {i} relies on the session store",
+                "confidence": 0.7,
+                "compatibleWith": [redis],
+            },
+        )["id"]
+        server.ok(
+            "cstp.linkDecisions",
+            {"sourceId": dependent, "targetId": redis, "edgeType": "depends_on"},
+        )
+    negated = {"description": "Do not use Redis for session storage", "confidence": 0.8}
+    verdict = server.ok("cstp.checkGuardrails", {"action": negated})
+    assert verdict["allowed"] is False
+    blocked = verdict["violations"][0]
+    assert blocked["guardrailId"] == "graph-contradiction"
+    assert blocked["severity"] == "block"
+    assert redis in blocked["message"]
+    assert "which others rely on (salience" in blocked["message"]
+    for resolution in ("supersedes", "compatibleWith", "override"):
+        assert resolution in blocked["suggestion"]
+    (conflict,) = [c for c in verdict["conflicts"] if c["id"] == redis]
+    assert conflict["tier"] == "block"
+    assert conflict["statement"] == "Use Redis for session storage"
+    assert 0 <= conflict["p"] <= 1
+    assert conflict["reason"]
+    # The gate refuses the same write, and nothing is written.
+    before = server.ok("cstp.getStats", {})["total"]
+    refused = server.call("cstp.recordDecision", {"decision": negated["description"]})
+    assert refused["error"]["code"] == -32004
+    assert refused["error"]["data"]["violations"][0]["guardrailId"] == "graph-contradiction"
+    assert server.ok("cstp.getStats", {})["total"] == before
+    unrelated = server.ok(
+        "cstp.checkGuardrails",
+        {"action": {"description": "Do not deploy on Fridays", "confidence": 0.8}},
+    )
+    assert unrelated["allowed"] is True
+    assert redis not in {c["id"] for c in unrelated.get("conflicts", [])}
+    explicit = server.call(
+        "cstp.recordDecision",
+        {"decision": "Sessions go to Postgres", "contradicts": [redis], "confidence": 0.8},
+    )
+    assert explicit["error"]["code"] == -32004
+    assert server.ok("cstp.getStats", {})["total"] == before
 
 
 def test_a_review_is_written_and_shown_as_suspected(agent: Agent) -> None:

@@ -155,8 +155,7 @@ def plan_edges(
     for c in conflicts:  # the guardrail's raised pairs, kept until someone resolves them
         add(suspected_edge(item.id, c))
     # A suspected contradiction is the more specific reading of a mid-band similarity.
-    disputed = {s.target for s in plan.suggestions if s.type is EdgeType.CONTRADICTS}
-    disputed |= {e.target for e in plan.edges if EdgeType(e.type) is EdgeType.CONTRADICTS}
+    disputed = {e.target for e in plan.edges if EdgeType(e.type) is EdgeType.CONTRADICTS}
     plan.suggestions = [
         s for s in plan.suggestions if s.type is not EdgeType.RELATES_TO or s.target not in disputed
     ]

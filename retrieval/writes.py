@@ -132,8 +132,8 @@ def record(
 ) -> WriteResult:
     """Record a decision with its derived edges (plus caller ``edges``).
 
-    ``confirm`` lists ids of suggested edges (``relates_to`` candidates or contradictions) the
-    caller accepts up front; they are written with the decision instead of being suggested.
+    ``confirm`` lists ids of suggested edges (``relates_to`` candidates) the caller accepts up
+    front; they are written with the decision instead of being suggested.
     ``links`` are ``(target, type)`` edges from the new decision, written in the same event.
     ``conflicts`` are the pairs the guardrail raised and let through (kept as suspected
     ``contradicts`` edges); ``compatible`` the decisions the caller declared compatible (a
@@ -192,7 +192,8 @@ def record(
         plan.edges.extend(EdgeDraft(node_id, target, kind) for target, kind in links)
         # First, so that the declaration wins over a derived edge of the same type.
         plan.edges[:0] = [compatible_edge(node_id, target) for target in compatible]
-        plan.suggestions = [s for s in plan.suggestions if s.target not in set(compatible)]
+        declared = set(compatible)
+        plan.suggestions = [s for s in plan.suggestions if s.target not in declared]
         with index.prepared(text, vector):
             node = store.record(draft, actor, _dedupe(plan.edges), note)
         return _result(index, node, plan)

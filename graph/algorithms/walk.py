@@ -38,6 +38,7 @@ __all__ = [
     "check_node",
     "distances",
     "edge_ref",
+    "edge_signal",
     "steps",
 ]
 
@@ -106,11 +107,12 @@ def _make(source: str, target: str, edge_type: EdgeType, attrs: Mapping[str, Any
         created_by=str(attrs["created_by"]),
         context=attrs.get("context"),
         origin="auto" if origin == "auto" else "manual",
-        signal=_signal(attrs),
+        signal=edge_signal(attrs),
     )
 
 
-def _signal(attrs: Mapping[str, Any]) -> str | None:
+def edge_signal(attrs: Mapping[str, Any]) -> str | None:
+    """What derived or declared an edge (its ``meta.signal``), if its attributes say."""
     meta = attrs.get("meta")
     signal = meta.get("signal") if isinstance(meta, Mapping) else None
     return None if signal is None else str(signal)

@@ -15,9 +15,10 @@ section (the network runs there, its scores cached) and :func:`judge` inside it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from graph.algorithms.walk import edge_signal
 from graph.enums import EdgeType, Lifecycle
 from graph.errors import NodeNotFoundError
 from graph.lifecycle import effective_lifecycle
@@ -28,6 +29,7 @@ from retrieval.text import compose_embedding_text
 
 from .breakers import gate_breakers
 from .context import Decigraph
+from .inputs import context_text
 from .rules import Finding, Verdict, evaluate_rules
 
 GRAPH_GUARDRAIL = "graph-contradiction"
@@ -76,10 +78,8 @@ def candidate(
     view.update(decision=text, description=text)
     category = fields.get("category")
     context = fields.get("context")
-    if context is not None and not isinstance(context, str):
-        import json
-
-        context = json.dumps(context, sort_keys=True, ensure_ascii=False)
+    if isinstance(context, dict):  # CSTP's object context, kept as the text a record stores
+        context = context_text(context)
     pattern = fields.get("pattern")
     return Candidate(
         text=text,
@@ -103,7 +103,10 @@ class Judgement:
     """A verdict and the raised pairs behind it (the write keeps them as suspected edges)."""
 
     verdict: Verdict
-    conflicts: list[Conflict] = field(default_factory=list)
+
+    @property
+    def conflicts(self) -> list[Conflict]:
+        return self.verdict.conflicts
 
     def note(self) -> dict[str, Any] | None:
         """What the event records of the judgement: the judge's version and each raised pair
@@ -143,7 +146,7 @@ def judge(app: Decigraph, cand: Candidate, *, agent: str | None = None) -> Judge
         verdict.add(Finding(GRAPH_GUARDRAIL, GRAPH_GUARDRAIL_NAME, message, "block"))
     verdict.conflicts = conflicts
     gate_breakers(app, cand.fields, agent, verdict)
-    return Judgement(verdict, conflicts)
+    return Judgement(verdict)
 
 
 def statement_vector(app: Decigraph, cand: Candidate) -> Vector | None:
@@ -211,7 +214,7 @@ def settled_with(app: Decigraph, node_id: str | None) -> set[str]:
     ]:
         other = v if u == node_id else u
         settled = key in (EdgeType.SUPERSEDES.value, EdgeType.CONTRADICTS.value)
-        if settled or (attrs.get("meta") or {}).get("signal") == COMPATIBLE:
+        if settled or edge_signal(attrs) == COMPATIBLE:
             out.add(other)
     return out
 
@@ -222,7 +225,7 @@ def declared_compatible(app: Decigraph, target: str, text: str) -> bool:
     G = app.store.graph
     wanted = " ".join(text.lower().split())
     for u, v, attrs in [*G.out_edges(target, data=True), *G.in_edges(target, data=True)]:
-        if (attrs.get("meta") or {}).get("signal") == COMPATIBLE:
+        if edge_signal(attrs) == COMPATIBLE:
             other = v if u == target else u
             if " ".join(str(G.nodes[other].get("text", "")).lower().split()) == wanted:
                 return True

@@ -18,6 +18,7 @@ from typing import Any
 
 import pydantic
 
+from graph.algorithms.walk import edge_signal
 from graph.drafts import DecisionDraft, MemoryDraft
 from graph.enums import EdgeType
 from graph.errors import ValidationError
@@ -335,22 +336,27 @@ def _gate_update(
     return judge(app, cand, agent=actor)
 
 
+def withdraw_suspicion(app: Decigraph, a: str, b: str, actor: str) -> None:
+    """Remove the suspected ``contradicts`` edge between ``a`` and ``b`` (either way), if any;
+    a confirmed one stays. Hold ``app.store.writing()``."""
+    G = app.store.graph
+    for u, v in ((a, b), (b, a)):
+        attrs = G.get_edge_data(u, v, key=EdgeType.CONTRADICTS.value) if u in G and v in G else None
+        if attrs is not None and edge_signal(attrs) == SUSPECTED:
+            app.store.unlink(u, v, actor, EdgeType.CONTRADICTS)
+
+
 def declare_compatible(app: Decigraph, node_id: str, others: Sequence[str], actor: str) -> None:
     """Declare ``node_id`` compatible with each of ``others``: a suspected contradiction
     between them is withdrawn and a ``relates_to`` edge marked ``compatible`` written (the
     judge never raises the pair again). A confirmed contradiction stays: unlink it first."""
     if not others:
         return
-    G = app.store.graph
-    key = EdgeType.CONTRADICTS.value
     with app.store.writing():
         for other in others:
             if other == node_id:
                 raise ValidationError("compatibleWith", "a decision is compatible with itself")
-            for u, v in ((node_id, other), (other, node_id)):
-                attrs = G.get_edge_data(u, v, key=key)
-                if attrs is not None and (attrs.get("meta") or {}).get("signal") == SUSPECTED:
-                    app.store.unlink(u, v, actor, EdgeType.CONTRADICTS)
+            withdraw_suspicion(app, node_id, other, actor)
         app.store.link_many([compatible_edge(node_id, other) for other in others], actor)
 
 
@@ -372,11 +378,7 @@ def link(app: Decigraph, cmd: LinkDecisions, actor: str) -> LinkResult:
     suspected edge is replaced by the caller's (``findContradictions`` then says confirmed)."""
     with app.store.writing():
         if EdgeType(cmd.type) is EdgeType.CONTRADICTS:
-            G, key = app.store.graph, EdgeType.CONTRADICTS.value
-            for u, v in ((cmd.source, cmd.target), (cmd.target, cmd.source)):
-                attrs = G.get_edge_data(u, v, key=key) if u in G and v in G else None
-                if attrs is not None and (attrs.get("meta") or {}).get("signal") == SUSPECTED:
-                    app.store.unlink(u, v, actor, EdgeType.CONTRADICTS)
+            withdraw_suspicion(app, cmd.source, cmd.target, actor)
         return app.store.link(
             cmd.source, cmd.target, cmd.type, actor, weight=cmd.weight, context=cmd.context
         )

@@ -42,6 +42,7 @@ from tests.support.loadgen import (
 )
 
 STORAGE_FAILED = -32010
+BLOCKED = -32004
 TOPICS = [
     "billing ledger storage",
     "session cache layout",
@@ -56,7 +57,7 @@ WORDS = ["amber", "basil", "cedar", "dune", "ember", "fjord", "garnet", "heron",
 
 
 def statement(rng: random.Random, client: int, number: int) -> str:
-    """A neutral decision text (no choice or negation cues, so no guardrail can object)."""
+    """A generated decision text (one template: the judge may read two as rival choices)."""
     topic = rng.choice(TOPICS)
     return f"Decision {number} from client {client} on the {topic} ({rng.choice(WORDS)} {number})"
 
@@ -118,6 +119,11 @@ def writer(url: str, state: ClientState, life: int, ledger: Ledger, stop: thread
             ledger.begin(op)
             try:
                 answer = client.call(op.kind, op.params)
+                if answer.get("error", {}).get("code") == BLOCKED and op.kind == "recordDecision":
+                    # The generated texts share one template, which the judge may read as rival
+                    # choices once a decision is relied on: resolve it as an agent would.
+                    op.params["override"] = {"reason": "fault-injection test"}
+                    answer = client.call(op.kind, op.params)
             except httpx.TransportError:
                 return  # the server is gone: this op stays in flight
             except AssertionError as exc:  # not HTTP 200 with JSON

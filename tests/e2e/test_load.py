@@ -38,6 +38,7 @@ from tests.support.loadgen import (
 )
 
 CONFLICT = -32009
+BLOCKED = -32004
 SEEDED = 24
 
 
@@ -80,6 +81,7 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
 class Tally:
     records: list[str] = field(default_factory=list)
     links: list[tuple[str, str, str]] = field(default_factory=list)
+    resolved: int = 0  # guardrail refusals answered by declaring the pair compatible
     errors: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -136,7 +138,17 @@ def load_client(
             started = time.perf_counter()
             try:
                 answer = client.call(method, params)
-            except (httpx.HTTPError, AssertionError) as exc:
+                rivals: list[str] = []
+                blocked = answer.get("error", {}).get("code") == BLOCKED
+                if method == "recordDecision" and blocked:
+                    # The generated texts share one template, which the judge may read as
+                    # rival choices once another client's decision is relied on: resolve the
+                    # refusal as an agent would, in one call, and that write must then land.
+                    rivals = [c["id"] for c in answer["error"]["data"]["conflicts"]]
+                    answer = client.call(method, {**params, "compatibleWith": rivals})
+                    with tally.lock:
+                        tally.resolved += 1
+            except (httpx.HTTPError, AssertionError, KeyError) as exc:
                 with tally.lock:
                     tally.errors.append(f"{method}: {exc!r}")
                 continue
@@ -149,6 +161,7 @@ def load_client(
             with tally.lock:
                 if method == "recordDecision":
                     own.append(result["id"])
+                    linked.update((result["id"], rival) for rival in rivals)
                     tally.records.append(result["id"])
                 elif link is not None:
                     assert result["created"] is True
@@ -204,6 +217,7 @@ def mixed_load(target: Target, seconds: int, clients: int) -> None:
         "throughputPerSecond": summary["all"]["perSecond"],
         "writesAcknowledged": len(tally.records) + len(tally.links),
         "errors": len(tally.errors),
+        "blocksResolved": tally.resolved,
         "latency": summary,
         "serverStartSeconds": round(served.start_seconds, 2),
         "fsync": "always",

@@ -63,7 +63,7 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run_all.py
 
-# Train the contradiction pair judge from bench/judgedata/train.jsonl (seeded, ~17 min on 2
+# Train the contradiction pair judge from bench/judgedata/train.jsonl (seeded, ~12 min on 2
 # cores): writes retrieval/contradiction/weights/ (weights, config, card.json with the digest,
 # the thresholds picked on the dev split and the dev figures, MODEL_CARD.md) and prints them.
 judge: $(STAMP)

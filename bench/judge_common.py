@@ -8,6 +8,7 @@ thresholds; ``train`` trains.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -148,6 +149,67 @@ def score_rows(
     return score([(r["a"], r["b"]) for r in rows])
 
 
+#: The cosine band of *neighbours*: statements of two different pairs close enough to be among a
+#: proposal's candidates in a store of a few hundred decisions of many domains, far enough
+#: (read by hand on 70 samples of the training data) to be about different things. Below
+#: ~0.5 two statements of different pairs are almost never about the same question; above it
+#: they often are (two writers choosing a tool for the same role).
+NEIGHBOUR_BAND = (0.22, 0.45)
+
+
+def neighbour_pairs(
+    rows: Sequence[dict[str, Any]],
+    count: int,
+    seed: int,
+    band: tuple[float, float] = NEIGHBOUR_BAND,
+    anchors: Sequence[int] | None = None,
+) -> list[tuple[str, str]]:
+    """``count`` pairs of statements from two different rows with cosine inside ``band``
+    (the bundled MiniLM's embeddings; seeded): the unrelated pairs a gate's candidate search
+    really meets, which joining two random statements rarely produces. With ``anchors`` (row
+    indexes), each pair is ``(a neighbour, the anchor row's b)``: the proposal keeps its place.
+    """
+    import random
+
+    import numpy as np
+
+    statements = [(r[side], k) for k, r in enumerate(rows) for side in ("a", "b")]
+    texts = tuple(sorted({text for text, _ in statements}))
+    at = {text: i for i, text in enumerate(texts)}
+    vectors = _embedded(texts)
+    matrix = vectors[[at[text] for text, _ in statements]]
+    rng = random.Random(seed)
+    low, high = band
+    out: list[tuple[str, str]] = []
+    tries = 0
+    while len(out) < count and tries < 20 * count:
+        tries += 1
+        if anchors is not None:
+            owner = anchors[rng.randrange(len(anchors))]
+            text = rows[owner]["b"]
+        else:
+            text, owner = statements[rng.randrange(len(statements))]
+        sims = matrix @ vectors[at[text]]
+        band_hits = np.flatnonzero((sims >= low) & (sims < high))
+        inside = [int(i) for i in band_hits if statements[i][1] != owner]
+        if inside:
+            other = statements[rng.choice(inside)][0]
+            ordered = anchors is None and rng.random() < 0.5
+            out.append((text, other) if ordered else (other, text))
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def _embedded(texts: tuple[str, ...]) -> Any:
+    """The bundled MiniLM's vectors of ``texts`` (a float32 matrix; cached: training mines
+    twice from the same statements)."""
+    import numpy as np
+
+    from retrieval.embedder import MiniLMEmbedder
+
+    return np.asarray(MiniLMEmbedder().embed(list(texts)), dtype=np.float32)
+
+
 def calibrate(weights: Path, card: dict[str, Any]) -> dict[str, Any]:
     """Thresholds and dev figures for freshly written weights (read back as the server does)."""
     card_path = weights / "card.json"
@@ -158,13 +220,21 @@ def calibrate(weights: Path, card: dict[str, Any]) -> dict[str, Any]:
     rows = load_split("dev")
     p = score_rows(lambda pairs: [s.contradicts for s in judge.score(pairs)], rows)
     thresholds = pick_thresholds(rows, p)
+    neighbours = [s.contradicts for s in judge.score(neighbour_pairs(rows, 400, seed=5))]
     return {
         "thresholds": thresholds,
         "dev": {
             "data_sha256": split_digest("dev"),
             **figures(rows, p, thresholds["block"], thresholds["review"]),
+            "neighbours": len(neighbours),
+            "neighbours_flagged": rate(neighbours, thresholds["review"]),
+            "neighbours_blocked": rate(neighbours, thresholds["block"]),
         },
     }
+
+
+def rate(probabilities: Sequence[float], threshold: float) -> float:
+    return round(sum(p >= threshold for p in probabilities) / max(1, len(probabilities)), 3)
 
 
 def version_of(weights_file: Path) -> str:

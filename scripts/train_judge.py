@@ -51,7 +51,12 @@ def kind_of(row: dict[str, str]) -> int:
 
 
 def examples(
-    rows: list[dict[str, str]], seed: int, unrelated_share: float, identity_share: float = 0.03
+    rows: list[dict[str, str]],
+    seed: int,
+    unrelated_share: float,
+    identity_share: float = 0.03,
+    neighbour_share: float = 0.0,
+    anchored_share: float = 0.0,
 ) -> list[Example]:
     out = [(r["a"], r["b"], LABELS.index(r["label"]), kind_of(r)) for r in rows]
     out += [(r["b"], r["a"], LABELS.index(r["label"]), kind_of(r)) for r in rows]
@@ -66,6 +71,20 @@ def examples(
         if x is not y and (x["domain"] == y["domain"]) == same:
             out.append((x[rng.choice("ab")], y[rng.choice("ab")], LABELS.index("unrelated"), -100))
             extra -= 1
+    # Statements of two different pairs that sit as near as a gate's candidates do (cosine
+    # 0.22-0.45): random pairs are mostly far apart, so without these the judge reads two
+    # decisions of one shape ("X is done every 14 days") as rival choices.
+    unrelated = LABELS.index("unrelated")
+    mined = pairdata.neighbour_pairs(rows, int(neighbour_share * len(rows)), seed)
+    # Optionally also a contradicting pair's proposal beside an unrelated neighbour: written to
+    # contradict, such a proposal carries cues ("instead", "no longer") that should not by
+    # themselves read as a contradiction. Off by default: at 0.3 (with 0.3 above) it cut the
+    # dev neighbours flagged from 0.145 to 0.085 but flagged recall on dev from 0.93 to 0.905.
+    if anchored_share:
+        contradicting = [k for k, r in enumerate(rows) if r["label"] == "contradicts"]
+        count = int(anchored_share * len(rows))
+        mined += pairdata.neighbour_pairs(rows, count, seed + 1, anchors=contradicting)
+    out += [(a, b, unrelated, -100) for a, b in mined]
     # A statement beside itself, or beside itself reworded only in case and spacing, agrees
     # with itself: a dependent that restates its parent must never read as contradicting it.
     for r in rng.sample(rows, max(1, int(identity_share * len(rows)))):
@@ -163,6 +182,11 @@ def fit(
 def model_card(card: dict[str, Any]) -> str:
     """MODEL_CARD.md from card.json (data, splits, dev figures, weaknesses)."""
     dev, t, th = card["dev"], card["training"], card["thresholds"]
+    anchored = (
+        f"and {t['anchored_share']:.0%} a contradicting pair's proposal beside such a neighbour"
+        if t.get("anchored_share")
+        else "as `unrelated`"
+    )
     per = "\n".join(
         f"| {name} | {v['n']} | {v['flagged']:.2f} | {v['blocked']:.2f} |"
         for name, v in dev["per_phenomenon"].items()
@@ -181,9 +205,12 @@ the judge or another split. `train` ({t["pairs"]} pairs, sha256 `{t["data_sha256
 trains; `dev` (sha256 `{dev["data_sha256"][:12]}`) picks the thresholds; `test` (frozen,
 written first by two writers who wrote nothing else) is measured by `make judge-bench` only.
 Each pair trains in both orders; {t["unrelated_share"]:.0%} extra `unrelated` pairs join
-statements of two different pairs (half from the same domain), and 3 % of statements are
-paired with themselves as `compatible`. Seed {t["seed"]}, {t["epochs"]} epochs, batch {t["batch"]},
-lr {t["lr"]} (head {t["head_lr"]}); trained in {t["seconds"]:.0f} s on this machine.
+statements of two different pairs (half from the same domain), {t.get("neighbour_share", 0):.0%}
+more join statements of two different pairs at cosine 0.22-0.45 (as near as a gate's candidates)
+{anchored},
+and 3 % of statements are paired with themselves as `compatible`. Seed {t["seed"]},
+{t["epochs"]} epochs, batch {t["batch"]}, lr {t["lr"]} (head {t["head_lr"]}); trained in
+{t["seconds"]:.0f} s on this machine.
 
 ## Thresholds (picked on dev)
 block at P(contradicts) >= {th["block"]} (when the earlier decision is relied on), review at
@@ -192,7 +219,10 @@ block at P(contradicts) >= {th["block"]} (when the earlier decision is relied on
 ## Dev figures
 block precision {dev["block_precision"]:.3f}, block recall {dev["block_recall"]:.3f}, flagged
 (block + review) recall {dev["flag_recall"]:.3f}, compatible look-alikes flagged
-{dev["lookalikes_flagged"]:.3f}, unrelated flagged {dev["unrelated_flagged"]:.3f}.
+{dev["lookalikes_flagged"]:.3f}, unrelated flagged {dev["unrelated_flagged"]:.3f}; of
+{dev.get("neighbours", 0)} neighbours (statements of two different dev pairs at cosine 0.22-0.45,
+about different things) {dev.get("neighbours_flagged", 0):.3f} flagged,
+{dev.get("neighbours_blocked", 0):.3f} at the block level.
 
 | phenomenon | n | flagged | blocked |
 |---|---|---|---|
@@ -207,18 +237,30 @@ Test-split and baseline figures: BENCHMARKS.md ("Contradiction judge").
   decision, to see is missed.
 - Probabilities are not calibrated across corpora; the tiers' thresholds come from one dev
   split.
+- Measured on the default recipe (4 layers, 12,040 pairs, neighbours 0.4): some near-verbatim
+  product swaps still read as compatible ("Use PostgreSQL for the billing ledger" / "Use MySQL
+  for the billing ledger": P 0.10; "Deploy with Helm charts" / "Deploy with Kustomize
+  overlays": 0.08) while others are caught ("The billing service uses PostgreSQL 15" / "... MySQL
+  8": 0.99); one frame about two different subjects can read as a conflict ("Retain payment
+  logs for 90 days" / "Retain debug logs for 7 days": 0.76; two generated log lines differing
+  in ids and a code word: 0.89); a decision that only relies on another can read as
+  contradicting it ("Use Redis for session storage" / "Session feature 2 relies on the session
+  store": 0.99). In a store, about 1 in 7 unrelated neighbours at cosine 0.22-0.45 is still
+  flagged (dev: 0.145 for review, 0.055 at the block level).
 """
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--layers", type=int, default=6)
+    parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--lr", type=float, default=6e-5)
     parser.add_argument("--head-lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--unrelated-share", type=float, default=0.15)
+    parser.add_argument("--neighbour-share", type=float, default=0.4)
+    parser.add_argument("--anchored-share", type=float, default=0.0)
     parser.add_argument("--out", type=Path, default=WEIGHTS_DIR)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--kind-weight", type=float, default=0.3)
@@ -234,7 +276,13 @@ def main() -> None:
     base = bundled_model_path()
     tokenizer = pair_tokenizer(base)
     train_rows = pairdata.load_split("train")
-    data = examples(train_rows, args.seed, args.unrelated_share)
+    data = examples(
+        train_rows,
+        args.seed,
+        args.unrelated_share,
+        neighbour_share=args.neighbour_share,
+        anchored_share=args.anchored_share,
+    )
     encoded = encode_pairs(tokenizer, [(a, b) for a, b, _, _ in data])
     encoded_l = [
         (ids, ty, lab, kind) for (ids, ty), (_, _, lab, kind) in zip(encoded, data, strict=True)
@@ -263,6 +311,8 @@ def main() -> None:
             "lr": args.lr,
             "head_lr": args.head_lr,
             "unrelated_share": args.unrelated_share,
+            "neighbour_share": args.neighbour_share,
+            "anchored_share": args.anchored_share,
             "kind_weight": args.kind_weight,
             "seconds": round(trained_s, 1),
         },

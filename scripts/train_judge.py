@@ -237,16 +237,16 @@ Test-split and baseline figures: BENCHMARKS.md ("Contradiction judge").
   decision, to see is missed.
 - Probabilities are not calibrated across corpora; the tiers' thresholds come from one dev
   split.
-- Measured on the default recipe (4 layers, 12,040 pairs, neighbours 0.4): some near-verbatim
-  product swaps still read as compatible ("Use PostgreSQL for the billing ledger" / "Use MySQL
-  for the billing ledger": P 0.10; "Deploy with Helm charts" / "Deploy with Kustomize
-  overlays": 0.08) while others are caught ("The billing service uses PostgreSQL 15" / "... MySQL
-  8": 0.99); one frame about two different subjects can read as a conflict ("Retain payment
-  logs for 90 days" / "Retain debug logs for 7 days": 0.76; two generated log lines differing
-  in ids and a code word: 0.89); a decision that only relies on another can read as
-  contradicting it ("Use Redis for session storage" / "Session feature 2 relies on the session
-  store": 0.99). In a store, about 1 in 7 unrelated neighbours at cosine 0.22-0.45 is still
-  flagged (dev: 0.145 for review, 0.055 at the block level).
+- Measured on the default recipe (4 layers, 12,640 pairs, neighbours 0.4): near-verbatim
+  product swaps are uncertain ("Use PostgreSQL for the billing ledger" / "Use MySQL for the
+  billing ledger": P 0.56, a review; "Deploy with Helm charts" / "Deploy with Kustomize
+  overlays": 0.28, missed) while others are caught ("The billing service uses PostgreSQL 15" /
+  "... MySQL 8": 1.00); one frame about two different subjects can read as a conflict ("Retain
+  payment logs for 90 days" / "Retain debug logs for 7 days": 0.97; two generated log lines
+  differing only in ids and a code word: 0.97); a decision that only relies on another can read
+  as contradicting it ("Use Redis for session storage" / "Session feature 2 relies on the
+  session store": 0.99). In a store, about 1 in 7 unrelated neighbours at cosine 0.22-0.45 is
+  still flagged (dev: 0.135 for review, 0.015 at the block level).
 """
 
 

@@ -245,7 +245,9 @@ Test-split and baseline figures: BENCHMARKS.md ("Contradiction judge").
   payment logs for 90 days" / "Retain debug logs for 7 days": 0.97; two generated log lines
   differing only in ids and a code word: 0.97); a decision that only relies on another can read
   as contradicting it ("Use Redis for session storage" / "Session feature 2 relies on the
-  session store": 0.99). In a store, about 1 in 7 unrelated neighbours at cosine 0.22-0.45 is
+  session store": 0.99); some plain negations stay under the block threshold ("Use Terraform
+  for all infrastructure" / "Do not use Terraform for any infrastructure": 0.79, a review). In a
+  store, about 1 in 7 unrelated neighbours at cosine 0.22-0.45 is
   still flagged (dev: 0.135 for review, 0.015 at the block level).
 """
 

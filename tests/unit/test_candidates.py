@@ -25,7 +25,8 @@ def app(tmp_path: Path) -> Iterator[Decigraph]:
 
 
 def record(app: Decigraph, text: str) -> str:
-    return usecases.record_decision(app, RecordParams.model_validate({"decision": text}), "agent").node.id
+    params = RecordParams.model_validate({"decision": text})
+    return usecases.record_decision(app, params, "agent").node.id
 
 
 def link(app: Decigraph, source: str, target: str, kind: EdgeType) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from itertools import islice
 
 from graph.builders import raw_adjacency
 from graph.enums import EdgeType, Lifecycle, NodeKind
@@ -105,13 +106,15 @@ def rivals(
         for node_id, cosine in index.matrix.nearest_sketched(vector, SEARCH, pool)
         if cosine >= FLOOR
     ]
-    found = [Rival(n, round(c, 6), "vector") for n, c in near if eligible(n)][:BY_VECTOR]
+    # islice: eligibility is read only until each quota is filled.
+    nearest = ((n, c) for n, c in near if eligible(n))
+    found = [Rival(n, round(c, 6), "vector") for n, c in islice(nearest, BY_VECTOR)]
     taken = {r.target for r in found}
-    relied_on = [p for n, _ in near[:PARENT_SCAN] for p in _depends_on(index, n)]
-    parents = [p for p in dict.fromkeys(relied_on) if p not in taken and eligible(p)]
+    relied_on = dict.fromkeys(p for n, _ in near[:PARENT_SCAN] for p in _depends_on(index, n))
+    parents = list(islice((p for p in relied_on if p not in taken and eligible(p)), BY_PARENT))
     if parents:
-        similar = index.matrix.similarities(vector, parents[:BY_PARENT])
-        for node_id in parents[:BY_PARENT]:
+        similar = index.matrix.similarities(vector, parents)
+        for node_id in parents:
             found.append(Rival(node_id, round(similar.get(node_id, 0.0), 6), "parent"))
             taken.add(node_id)
     if not text.strip():

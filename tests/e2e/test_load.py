@@ -140,12 +140,16 @@ def load_client(
                 answer = client.call(method, params)
                 rivals: list[str] = []
                 blocked = answer.get("error", {}).get("code") == BLOCKED
-                if method == "recordDecision" and blocked:
+                tries = 0
+                while method == "recordDecision" and blocked and tries < 5:
                     # The generated texts share one template, which the judge may read as
                     # rival choices once another client's decision is relied on: resolve the
-                    # refusal as an agent would, in one call, and that write must then land.
-                    rivals = [c["id"] for c in answer["error"]["data"]["conflicts"]]
+                    # refusal as an agent would, declaring the pairs compatible (and again if
+                    # another client's write made a new rival relied on meanwhile).
+                    rivals += [c["id"] for c in answer["error"]["data"]["conflicts"]]
                     answer = client.call(method, {**params, "compatibleWith": rivals})
+                    blocked = answer.get("error", {}).get("code") == BLOCKED
+                    tries += 1
                     with tally.lock:
                         tally.resolved += 1
             except (httpx.HTTPError, AssertionError, KeyError) as exc:

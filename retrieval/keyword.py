@@ -190,6 +190,14 @@ class KeywordIndex:
             counts[self._terms[term_id]] = self._posting_tfs[term_id][bisect_left(slots, slot)]
         return counts
 
+    def idf(self, term: str) -> float:
+        """BM25's inverse document frequency of ``term`` (a term no document holds gets the
+        highest value the index can give)."""
+        count = len(self._slots)
+        term_id = self._term_ids.get(term)
+        df = len(self._posting_slots[term_id]) if term_id is not None else 0
+        return math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+
     def upsert(self, doc_id: str, text: str) -> None:
         """Index ``text`` under ``doc_id``, replacing what it held before."""
         self.upsert_terms(doc_id, terms(text))

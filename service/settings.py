@@ -36,6 +36,10 @@ class Settings(BaseSettings):
     or ``OTEL_TRACES_EXPORTER=none`` keeps them off (README "Tracing")."""
     guardrails_path: Path | None = None
     """A YAML file or directory of guardrail rules (``<data-dir>/guardrails`` is always read)."""
+    relevance_floor: float = Field(default=0.3, ge=0.0, le=1.0)
+    """The least absolute relevance (:mod:`retrieval.relevance`, a probability calibrated on
+    labelled agent sessions) a decision needs to be named as context by ``preAction`` and
+    ``getSessionContext``; conflicts are always named."""
     salience_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     """The graph guardrail protects an active decision whose salience exceeds this. Salience
     (:mod:`graph.algorithms.salience`) means the same at every graph size: 0 for a decision

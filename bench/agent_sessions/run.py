@@ -83,10 +83,47 @@ def _text(result: types.CallToolResult) -> str:
     return block.text if isinstance(block, types.TextContent) else ""
 
 
+class _Reply:
+    """A tool's answer as the player reads it (the SDK's result, or an in-process one)."""
+
+    def __init__(self, is_error: bool, text: str) -> None:
+        self.isError = is_error
+        self.text = text
+
+
+class _Sdk:
+    """Tool calls through an MCP SDK client session."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+
+    async def call_tool(self, name: str, args: dict[str, Any]) -> _Reply:
+        result = await self.session.call_tool(name, args)
+        return _Reply(bool(result.isError), _text(result))
+
+
+class _InProcess:
+    """Tool calls through the tool table and the dispatcher of an app in this process (for
+    quick iterations on the dev sessions; the benchmark itself runs a real server)."""
+
+    def __init__(self, invoke: Any, agent: str) -> None:
+        from service.mcp.tools import build_tools
+
+        self.tools = {t.name: t for t in build_tools()}
+        self.invoke = invoke
+        self.agent = agent
+
+    async def call_tool(self, name: str, args: dict[str, Any]) -> _Reply:
+        from service.mcp.tools import run_tool
+
+        out = run_tool(self.tools[name], args, lambda m, p: self.invoke(m, p, self.agent))
+        return _Reply(out.is_error, out.text())
+
+
 class Player:
     """Plays one session's steps through one MCP session per agent."""
 
-    def __init__(self, session: dict[str, Any], clients: dict[str, ClientSession]) -> None:
+    def __init__(self, session: dict[str, Any], clients: dict[str, Any]) -> None:
         self.session = session
         self.clients = clients
         self.ids: dict[str, str] = {}
@@ -116,12 +153,12 @@ class Player:
         if step.get("override_reason"):
             args["override_reason"] = step["override_reason"]
         answer = await client.call_tool("log_decision", args)
-        text = _text(answer)
+        text = answer.text
         if answer.isError and "guardrail_blocked" in text:
             self.unexpected_blocks.append(f"{step['key']}: {text[:300]}")
             args["override_reason"] = "benchmark: the session's writer recorded it"
             answer = await client.call_tool("log_decision", args)
-            text = _text(answer)
+            text = answer.text
         if answer.isError:
             self.errors.append(f"record {step['key']}: {text[:300]}")
             return
@@ -133,7 +170,7 @@ class Player:
                 {"source_id": node, "target_id": parent, "edge_type": "depends_on"},
             )
             if linked.isError:
-                self.errors.append(f"link {step['key']}: {_text(linked)[:300]}")
+                self.errors.append(f"link {step['key']}: {linked.text[:300]}")
 
     async def review(self, step: dict[str, Any]) -> None:
         client = next(iter(self.clients.values()))
@@ -144,7 +181,7 @@ class Player:
             args["lessons"] = step["lessons"]
         answer = await client.call_tool("review_outcome", args)
         if answer.isError:
-            self.errors.append(f"review {step['key']}: {_text(answer)[:300]}")
+            self.errors.append(f"review {step['key']}: {answer.text[:300]}")
 
     async def probe(self, index: int, step: dict[str, Any]) -> None:
         client = self.clients[step["agent"]]
@@ -157,7 +194,7 @@ class Player:
         else:
             args = {"task_description": step["task"]}
             answer = await client.call_tool("get_session_context", args)
-        text = _text(answer)
+        text = answer.text
         if answer.isError:
             self.errors.append(f"{kind} step {index}: {text[:300]}")
         score = score_probe(self.session["id"], index, kind, text, step["expect"], self.ids)
@@ -188,7 +225,7 @@ async def play_session(session: dict[str, Any], url: str, tokens: dict[str, str]
             client = await stack.enter_async_context(ClientSession(read, write))
             await client.initialize()
             clients[agent] = client
-        player = Player(session, clients)
+        player = Player(session, {a: _Sdk(c) for a, c in clients.items()})
         await player.play()
         tools = await next(iter(clients.values())).list_tools()
         player.tool_bytes = len(  # type: ignore[attr-defined]
@@ -197,19 +234,42 @@ async def play_session(session: dict[str, Any], url: str, tokens: dict[str, str]
         return player
 
 
-def run_session(root: Path, session: dict[str, Any], work: Path) -> dict[str, Any]:
+def play_in_process(session: dict[str, Any], data: Path) -> Player:
+    from service.composition import open_app
+    from service.mcp.server import dispatcher_invoke
+    from service.methods import build_registry
+    from service.rpc.protocol import Dispatcher
+    from service.settings import Settings
+
+    app = open_app(Settings(data_dir=data, fsync="never"))
+    try:
+        invoke = dispatcher_invoke(Dispatcher(build_registry(app)))
+        player = Player(session, {a: _InProcess(invoke, a) for a in session["agents"]})
+        anyio.run(player.play)
+        player.tool_bytes = None  # type: ignore[attr-defined]
+        return player
+    finally:
+        app.close()
+
+
+def run_session(
+    root: Path, session: dict[str, Any], work: Path, in_process: bool = False
+) -> dict[str, Any]:
     tokens = {a: f"tok-{i}-{a}-0123456789abcdef" for i, a in enumerate(session["agents"])}
     data = work / session["id"] / "data"
     data.parent.mkdir(parents=True)
-    proc, url = start_server(root, data, tokens)
-    try:
-        player = anyio.run(play_session, session, url, tokens)
-    finally:
-        proc.send_signal(signal.SIGTERM)
+    if in_process:
+        player = play_in_process(session, data)
+    else:
+        proc, url = start_server(root, data, tokens)
         try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            player = anyio.run(play_session, session, url, tokens)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     return {
         "id": session["id"],
         "domain": session.get("domain"),
@@ -236,12 +296,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--show", action="store_true", help="print each probe's misses and noise")
+    ap.add_argument(
+        "--in-process", action="store_true", help="no server: the tool table in this process"
+    )
     a = ap.parse_args()
     results = []
     with tempfile.TemporaryDirectory(prefix="agent-sessions-") as tmp:
         for session in load_sessions(a.set, a.only):
             started = time.perf_counter()
-            done = run_session(a.root.resolve(), session, Path(tmp))
+            done = run_session(a.root.resolve(), session, Path(tmp), a.in_process)
             done["seconds"] = round(time.perf_counter() - started, 1)
             results.append(done)
             s = done["summary"]

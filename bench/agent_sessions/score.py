@@ -60,6 +60,7 @@ class ProbeScore:
     must_found: int = 0
     named: int = 0
     named_ok: int = 0
+    named_bad: int = 0
     conflict_expected: bool = False
     conflict_raised: bool = False
     failures: int = 0
@@ -85,6 +86,7 @@ def score_probe(
     s = ProbeScore(session, step, kind, len(text.encode()))
     s.must, s.must_found = len(must), len(must & named)
     s.named, s.named_ok = len(named), len(named & ok)
+    s.named_bad = len(named & set(expect.get("must_not_appear", [])))
     s.failures, s.failures_found = len(failures), len(failures & named)
     s.missed = sorted(must - named)
     s.noise = sorted(named - ok)
@@ -123,6 +125,11 @@ def summarise(scores: list[ProbeScore]) -> dict[str, Any]:
         "probes": len(scores),
         "mustAppearRecall": _ratio(sum(s.must_found for s in scores), sum(s.must for s in scores)),
         "precision": _ratio(sum(s.named_ok for s in scores), sum(s.named for s in scores)),
+        # The share of named decisions not on the writer's "must not appear" list (a lenient
+        # precision: decisions the writer neither required nor allowed count as fine).
+        "precisionMustNot": _ratio(
+            sum(s.named - s.named_bad for s in scores), sum(s.named for s in scores)
+        ),
         "conflictsRaised": _ratio(sum(s.conflict_raised for s in with_conflict), len(with_conflict)),
         "conflictProbes": len(with_conflict),
         "falseConflicts": _ratio(sum(s.conflict_raised for s in without), len(without)),

@@ -176,6 +176,8 @@ def pre_action_params(args: Args) -> dict[str, Any]:
         "options": {
             "queryLimit": options.get("query_limit", 5),
             "autoRecord": options.get("auto_record", True),  # the tool's default (CSTP's too)
+            "view": "brief",  # what an agent reads: conflicts, failures, decisions, one line each
+            **_camel(_given(options, "min_relevance", "max_chars", "explain")),
         },
     }
     params.update(_given(args, "reasons", "tags", "pattern"))

@@ -3,8 +3,9 @@
 Both answer CSTP's shapes and keep decigraph's: ``ready`` gives ``{actions, total, filtered,
 warnings?}`` whose items carry CSTP's keys and the decision's ``text``; ``getSessionContext``
 gives decigraph's ``format``/``context`` beside CSTP's ``agentProfile``, ``relevantDecisions``...
-and, in Markdown, CSTP's ``markdown`` beside ``context`` (the same document, ``context`` cut at
-``maxChars``).
+or, in Markdown, CSTP's ``markdown`` (cut at ``maxChars``; ``truncated`` when it was). With a
+task, the relevant decisions are its briefing (:mod:`service.usecases.briefing`): conflicts,
+failures and decisions at least ``minRelevance`` relevant, each with why it is there.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from service.usecases.agents import (
     ready_queue,
     session_context,
 )
+from service.usecases.briefing import Briefing
 from service.usecases.gate import GRAPH_GUARDRAIL, graph_rule_description
 
+from .briefs import markdown_lines
 from .guardrails import rule_view
 from .params import Params
 
@@ -74,6 +77,8 @@ class ContextParams(Params):
     ready_limit: int = Field(default=5, ge=1, le=20)
     #: The name in the Markdown header (CSTP's MCP tool); the caller's agent by default.
     agent_id: ShortText | None = None
+    #: The least relevance (0-1) a decision needs to be named (default: the server's floor).
+    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 def action_view(a: Action) -> dict[str, Any]:
@@ -119,6 +124,7 @@ def pack_view(pack: SessionPack) -> dict[str, Any]:
 def cstp_view(app: usecases.Decigraph, pack: SessionPack) -> dict[str, Any]:
     """CSTP's keys of a session context (§4.4.1), without ``queryTimeMs``."""
     relevant = []
+    why = {i.id: i for i in pack.briefing.items()} if pack.briefing is not None else {}
     for node, distance in pack.relevant_decisions:
         row: dict[str, Any] = {
             "id": node.id,
@@ -136,6 +142,9 @@ def cstp_view(app: usecases.Decigraph, pack: SessionPack) -> dict[str, Any]:
             row["tags"] = node.tags
         if node.pattern:
             row["pattern"] = node.pattern
+        if node.id in why:
+            row["relevance"] = why[node.id].relevance
+            row["why"] = why[node.id].why
         relevant.append(row)
     guardrails: list[dict[str, Any]] = []
     if pack.guardrails is not None:  # as listGuardrails lists them: the rules, then the graph's
@@ -191,19 +200,26 @@ def register_agents(registry: Registry, app: usecases.Decigraph) -> None:
     def context(p: ContextParams, ctx: CallContext) -> Mapping[str, Any]:
         started = time.perf_counter()
         task = p.task_description or None
-        pack = session_context(app, task, p.include, p.limit, p.decisions_limit, p.ready_limit)
+        pack = session_context(
+            app,
+            task,
+            p.include,
+            p.limit,
+            p.decisions_limit,
+            p.ready_limit,
+            agent=ctx.agent,
+            floor=p.min_relevance,
+        )
         decigraph, cstp = pack_view(pack), cstp_view(app, pack)
         elapsed = round((time.perf_counter() - started) * 1000)
         if p.format == "markdown":
-            text = render_markdown(decigraph, cstp, p.agent_id or ctx.agent)
+            text = render_markdown(decigraph, cstp, p.agent_id or ctx.agent, pack.briefing)
             cut, truncated = fit(text, p.max_chars)
-            return {
-                "format": "markdown",
-                "markdown": text,
-                "context": cut,
-                "truncated": truncated,
-                "queryTimeMs": elapsed,
-            }
+            answer: dict[str, Any] = {"format": "markdown", "markdown": cut}
+            if truncated:
+                answer["truncated"] = True
+            answer["queryTimeMs"] = elapsed
+            return answer
         return {"format": "json", "context": decigraph, **cstp, "queryTimeMs": elapsed}
 
     registry.add("cstp.ready", ReadyParams, ready)
@@ -282,6 +298,19 @@ def _cstp_sections(cstp: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     ]
 
 
+def _about(pack: Mapping[str, Any], named: set[str]) -> dict[str, Any]:
+    """decigraph's sections cut to what concerns the ``named`` decisions: contradictions
+    between two of them, blocked work among them, queue items about them; no separate recall
+    or most-important list (the briefing ranks those already)."""
+    return {
+        "contradictions": [
+            c for c in pack.get("contradictions") or () if {c["a"], c["b"]} <= named
+        ],
+        "blocked": [b for b in pack.get("blocked") or () if b["id"] in named],
+        "ready": [r for r in pack.get("ready") or () if r.get("decisionId") in named],
+    }
+
+
 def _decigraph_sections(pack: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """decigraph's own sections (recall, contradictions, salience, blocked work, the queue)."""
     lines: dict[str, list[str]] = {}
@@ -307,14 +336,31 @@ def _decigraph_sections(pack: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     return list(lines.items())
 
 
-def render_markdown(pack: Mapping[str, Any], cstp: Mapping[str, Any], agent: str) -> str:
+def render_markdown(
+    pack: Mapping[str, Any],
+    cstp: Mapping[str, Any],
+    agent: str,
+    briefing: Briefing | None = None,
+) -> str:
     """One document: the task, a heading naming the agent, CSTP's sections in its order,
-    decigraph's, and CSTP's closing reminder; empty sections are left out."""
+    decigraph's, and CSTP's closing reminder; empty sections are left out. With a task's
+    ``briefing``, its sections stand for CSTP's relevant decisions, and decigraph's sections
+    keep only what concerns the decisions it names (the rest is noise for this task)."""
     lines = []
     if pack.get("taskDescription"):
         lines.append(f"# Context for: {pack['taskDescription']}")
     lines.append(f"## Session context for {agent}")
-    for title, body in [*_cstp_sections(cstp), *_decigraph_sections(pack)]:
+    if briefing is not None:
+        named = set(briefing.ids())
+        cstp = {**cstp, "readyQueue": [q for q in cstp["readyQueue"] if q["id"] in named]}
+    sections = _cstp_sections(cstp)
+    if briefing is not None:
+        sections = [(t, b) for t, b in sections if t != "Relevant Decisions"]
+        sections += markdown_lines(briefing)
+        sections += _decigraph_sections(_about(pack, named))
+    else:
+        sections += _decigraph_sections(pack)
+    for title, body in sections:
         if body:
             lines += ["", f"### {title}", *body]
     lines += [

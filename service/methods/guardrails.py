@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -24,6 +24,7 @@ from service.usecases.gate import GRAPH_GUARDRAIL, graph_rule_description
 from service.usecases.inputs import Input, ProposedAction
 from service.usecases.rules import Check, Rule
 
+from .briefs import brief_view
 from .decisions import recorded_view
 from .params import Params, wire
 
@@ -37,11 +38,21 @@ class CheckParams(Params):
 
 
 class PreActionOptions(Params):
+    #: The most decisions the answer names (conflicts always are).
     query_limit: int = Field(default=5, ge=0, le=50)
     #: Off unless asked (CSTP records by default): asking first should not write; CSTP's MCP
     #: tool, which does record by default, sends it explicitly.
     auto_record: bool = False
     include_patterns: bool = True
+    #: ``cstp``: CSTP's answer (relevant decisions as DecisionSummary rows, each with ``why``
+    #: and an absolute ``relevance``); ``brief``: the compact briefing an agent reads (MCP).
+    view: Literal["cstp", "brief"] = "cstp"
+    #: The least relevance (0-1) a decision needs to be named (default: the server's floor).
+    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: The brief's size limit, in characters of compact JSON.
+    max_chars: int = Field(default=2_000, ge=300, le=50_000)
+    #: Add each item's scoring signals (cosine, keyword coverage, judge P).
+    explain: bool = False
 
 
 class PreActionExtras(Input):
@@ -190,15 +201,27 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
             ctx.agent,
             query_limit=options.query_limit,
             auto_record=options.auto_record,
+            floor=options.min_relevance,
+            explain=options.explain,
         )
-        relevant = []
-        if outcome.relevant is not None:
-            levels = compaction_levels(app, [h.id for h in outcome.relevant.result.hits])
-            for hit in outcome.relevant.result.hits:
-                node = outcome.relevant.nodes.get(hit.id)
-                if node is not None:
-                    relevant.append(relevant_view(node, hit.score, levels.get(node.id, "full")))
         verdict = outcome.verdict
+        made = recorded_view(outcome.recorded) if outcome.recorded is not None else None
+        if options.view == "brief":
+            recorded = made["id"] if made is not None else None
+            return brief_view(
+                outcome.briefing, verdict, max_chars=options.max_chars, recorded=recorded
+            )
+        items = outcome.briefing.items()
+        levels = compaction_levels(app, [i.id for i in items])
+        relevant = []
+        for item in items:
+            node = usecases.get_node(app, item.id)
+            if node is not None:
+                row = relevant_view(node, item.relevance, levels.get(node.id, "full"))
+                row["why"] = item.why
+                if item.signals:
+                    row["signals"] = item.signals
+                relevant.append(row)
         action = p.merged_action()
         result: dict[str, Any] = {
             "allowed": verdict.allowed,
@@ -213,8 +236,10 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
             result["blockReasons"] = [v.message for v in verdict.violations]
         if verdict.conflicts:
             result["conflicts"] = [c.to_view() for c in verdict.conflicts]
-        if outcome.recorded is not None:
-            made = recorded_view(outcome.recorded)
+        revived = [i for i in outcome.briefing.conflicts if i.p is None]
+        if revived:
+            result["revives"] = [{"id": i.id, "why": i.why} for i in revived]
+        if made is not None:
             result["decisionId"] = made["id"]
             result["quality"] = made["quality"]
             result["guardrailOverride"] = made["guardrail_override"]

@@ -25,21 +25,19 @@ from graph.algorithms.contradictions import (
     BlockReason,
 )
 from graph.algorithms.salience import get_high_salience
-from graph.enums import EdgeType, NodeKind
+from graph.enums import EdgeType
 from graph.model import Node
 from graph.timeutil import format_ts
-from retrieval.filters import RecallFilters
-from retrieval.query import RetrievalMode
 from retrieval.recall import recall
 
 from .analytics import Row, by_category, rounded, scan, score, today
 from .analytics_reasons import DriftQuery, drift_report
 from .breakers import open_breakers
+from .briefing import Briefing, brief
 from .compaction import wisdom
 from .context import Decigraph
 from .graphs import every_blocked_chain
-from .inputs import DecisionQuery
-from .reads import query
+from .reads import get_node
 from .rules import Rule
 
 ActionType = Literal[
@@ -339,10 +337,12 @@ class SessionPack:
     patterns: list[dict[str, Any]] = field(default_factory=list)
     wisdom: list[dict[str, Any]] | None = None
     breakers: list[dict[str, Any]] = field(default_factory=list)
+    #: What matters for the task (conflicts, failures, relevant decisions), when there is one.
+    briefing: Briefing | None = None
 
 
 def agent_profile(rows: list[Row]) -> dict[str, Any]:
-    """CSTP's ``agentProfile`` over every decision (not per agent, as CSTP): accuracy, Brier
+    """CSTP's ``agentProfile`` over ``rows`` (the caller's own decisions): accuracy, Brier
     and tendency once three decisions are scored; the strongest and weakest categories by
     success share (partials count 0) among those with three reviewed decisions, when there are
     two such categories to compare."""
@@ -392,24 +392,6 @@ def confirmed_patterns(rows: list[Row]) -> list[dict[str, Any]]:
     ]
 
 
-def _relevant_decisions(app: Decigraph, task: str, limit: int) -> list[tuple[Node, float]]:
-    """CSTP: a semantic search on the task, decisions only, no other filter."""
-    q = DecisionQuery(
-        query=task,
-        limit=limit,
-        retrieval_mode=RetrievalMode.SEMANTIC,
-        filters=RecallFilters(kind=[NodeKind.DECISION]),
-    )
-    answer = query(app, q)
-    found = []
-    for hit in answer.result.hits:
-        node = answer.nodes.get(hit.id)
-        if node is not None:
-            distance = hit.distance if hit.distance is not None else 1.0 - hit.score
-            found.append((node, rounded(distance, 6)))
-    return found
-
-
 def session_context(
     app: Decigraph,
     task: str | None,
@@ -417,13 +399,27 @@ def session_context(
     limit: int,
     decisions_limit: int = 10,
     ready_limit: int = 5,
+    *,
+    agent: str | None = None,
+    floor: float | None = None,
 ) -> SessionPack:
     """The context pack: decigraph's sections (``relevant``, ``contradictions``, ``salient``,
     ``blocked``, ``ready``, ``guardrails``) and CSTP's (``decisions``, ``calibration``,
-    ``ready``, ``patterns``, ``wisdom``), each only when included; the profile and the open
-    circuit breakers always. Without a task there are no relevant decisions."""
+    ``ready``, ``patterns``, ``wisdom``), each only when included; the profile (of ``agent``'s
+    own decisions) and the open circuit breakers always. Without a task there are no relevant
+    decisions; with one, the relevant decisions are the task's briefing (at least ``floor``
+    relevant, default ``Settings.relevance_floor``; at most ``decisions_limit``)."""
     pack = SessionPack(task, sections=[s for s in _ORDER if s in include])
     G = app.store.graph
+    if task and "decisions" in include:
+        vector = app.index.embed([task])[0]
+        threshold = app.settings.relevance_floor if floor is None else floor
+        pack.briefing = brief(app, task, vector, floor=threshold, limit=decisions_limit)
+        pack.relevant_decisions = [
+            (node, round(1.0 - item.relevance, 6))
+            for item in pack.briefing.items()
+            if (node := get_node(app, item.id)) is not None
+        ]
     if task and "relevant" in include:
         answer = recall(app.index, task, limit)
         pack.intent = answer.intent.value
@@ -433,11 +429,9 @@ def session_context(
             ]
     elif "relevant" in include:
         pack.relevant = []
-    if task and "decisions" in include:
-        pack.relevant_decisions = _relevant_decisions(app, task, decisions_limit)
     with app.store.lock:
         rows = scan(app)
-        pack.profile = agent_profile(rows)
+        pack.profile = agent_profile([r for r in rows if agent is None or r.agent == agent])
         if "calibration" in include:
             pack.calibration = by_category(rows)
         if "patterns" in include:
@@ -446,8 +440,13 @@ def session_context(
             found = app.store.risk.contradictions(G, app.store.salience(), limit=limit)
             pack.contradictions = [(c.a, c.b, c.salience_at_stake) for c in found]
         if "salient" in include:
+            # Decisions something relies on (salience 0 is nothing to point at), most first.
             top = get_high_salience(G, app.store.salience(), limit, active_only=True)
-            pack.salient = [Mention(i, str(G.nodes[i]["text"]), s) for i, s in top]
+            pack.salient = [
+                Mention(i, str(G.nodes[i]["text"]), s)
+                for i, s in top
+                if s > 0 and G.nodes[i].get("kind", "decision") == "decision"
+            ]
         if "blocked" in include:
             pack.blocked = [
                 (c.node_id, [b.node_id for b in c.blockers])

@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from retrieval.matrix import Vector
-from retrieval.query import RetrievalMode
 
+from .briefing import Briefing, brief
 from .context import Decigraph
 from .gate import candidate, judge
-from .inputs import DecisionQuery, ProposedAction
-from .reads import Queried, query
+from .inputs import ProposedAction
 from .rules import GuardrailBlockedError, Verdict
 from .writes import Recorded, embed_decision, record_decision, rule_view
 
@@ -44,9 +43,9 @@ def check(
 @dataclass
 class PreActionResult:
     verdict: Verdict
-    relevant: Queried | None = None
     recorded: Recorded | None = None
     notes: list[str] = field(default_factory=list)
+    briefing: Briefing = field(default_factory=Briefing)
 
 
 def pre_action(
@@ -56,24 +55,38 @@ def pre_action(
     *,
     query_limit: int = 5,
     auto_record: bool = False,
+    floor: float | None = None,
+    explain: bool = False,
 ) -> PreActionResult:
     """The decisions relevant to ``action`` and the guardrails' verdict on it; with
     ``auto_record``, an allowed action is recorded through the same gated write as
-    ``recordDecision`` (its ``contradicts``, ``supersedes`` and ``override`` included)."""
-    # One model call: the statement (what the query searches for) and, when the action is to
-    # be recorded, the stored text beside it (what the index keeps).
+    ``recordDecision`` (its ``contradicts``, ``supersedes`` and ``override`` included).
+
+    The briefing (:func:`.briefing.brief`) names at most ``query_limit`` decisions (at least
+    the conflicts), each at least ``floor`` relevant (default ``Settings.relevance_floor``);
+    it is read before the action is recorded, so the action never briefs on itself."""
+    # One model call: the statement (what the briefing searches with) and the stored text
+    # beside it (what the judge compares and, when recorded, what the index keeps).
     cmd = action.to_record()
     stored_vector, statement_vector = embed_decision(app, cmd.draft())
-    relevant = None
-    if query_limit:
-        q = DecisionQuery(query=action.text, limit=query_limit, retrieval_mode=RetrievalMode.HYBRID)
-        relevant = query(app, q, vector=statement_vector)
+    verdict = check(app, action, agent=actor, vector=stored_vector)
+    settled = set(action.supersedes) | set(action.compatible_with)
+    briefing = brief(
+        app,
+        action.text,
+        statement_vector,
+        [c for c in verdict.conflicts if c.target not in settled],
+        floor=app.settings.relevance_floor if floor is None else floor,
+        limit=max(query_limit, 1),
+        project=action.project,
+        explain=explain,
+    )
     if not auto_record:
-        return PreActionResult(check(app, action, agent=actor, vector=stored_vector), relevant)
+        return PreActionResult(verdict, briefing=briefing)
     try:
         recorded = record_decision(
             app, cmd, actor, rule_fields=rule_view(action), vector=stored_vector
         )
     except GuardrailBlockedError as exc:
-        return PreActionResult(exc.verdict, relevant)
-    return PreActionResult(recorded.verdict, relevant, recorded)
+        return PreActionResult(exc.verdict, briefing=briefing)
+    return PreActionResult(recorded.verdict, recorded=recorded, briefing=briefing)

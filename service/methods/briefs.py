@@ -1,0 +1,98 @@
+"""How a briefing (:mod:`service.usecases.briefing`) reads on the wire.
+
+Two forms: inside CSTP's ``preAction`` / ``getSessionContext`` answers (each relevant decision
+gains ``why`` and an absolute ``relevance``), and the *brief* an agent reads over MCP: compact
+JSON, the conflicts, failures and decisions that matter, one line each, within a character
+budget (the least relevant decisions go first, then statements are clipped).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from service.usecases.briefing import Briefing, Item, item_view
+from service.usecases.gate import GRAPH_GUARDRAIL
+from service.usecases.rules import Verdict
+
+#: What an agent can send to settle a conflict (the MCP tools' argument names).
+RESOLVE = (
+    "Settle each conflict in the call that records: supersedes [ids] (this replaces them), "
+    "compatible_with [ids] (both hold) or override_reason (record anyway)."
+)
+
+
+def compact(value: Any) -> str:
+    """JSON without spaces (what an agent pays for)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _section(items: Sequence[Item], width: int) -> list[dict[str, Any]]:
+    return [item_view(i, width) for i in items]
+
+
+def brief_view(
+    briefing: Briefing,
+    verdict: Verdict | None = None,
+    *,
+    max_chars: int = 2000,
+    recorded: str | None = None,
+) -> dict[str, Any]:
+    """The agent's form: ``allowed`` (when judged), ``conflicts``, ``failures``, ``decisions``
+    (each only when non-empty), ``blocked`` reasons, how to ``resolve``, guardrail
+    ``warnings``; cut to ``max_chars`` of compact JSON."""
+    kept = list(briefing.decisions)
+    for width in (160, 110, 70):
+        view = _assemble(briefing, kept, verdict, width, recorded)
+        while len(compact(view)) > max_chars and kept:
+            kept.pop()  # the least relevant decision first
+            view = _assemble(briefing, kept, verdict, width, recorded)
+        if len(compact(view)) <= max_chars:
+            return view
+        kept = list(briefing.decisions)
+    return view
+
+
+def _assemble(
+    briefing: Briefing,
+    decisions: list[Item],
+    verdict: Verdict | None,
+    width: int,
+    recorded: str | None,
+) -> dict[str, Any]:
+    view: dict[str, Any] = {}
+    if verdict is not None:
+        view["allowed"] = verdict.allowed
+        if verdict.violations:
+            view["blocked"] = [v.message[:300] for v in verdict.violations]
+    if briefing.conflicts:
+        view["conflicts"] = _section(briefing.conflicts, width)
+    if briefing.failures:
+        view["failures"] = _section(briefing.failures, width)
+    if decisions:
+        view["decisions"] = _section(decisions, width)
+    if briefing.conflicts or (verdict is not None and not verdict.allowed):
+        view["resolve"] = RESOLVE
+    if verdict is not None:
+        warnings = [w.message[:200] for w in verdict.warnings if w.guardrail_id != GRAPH_GUARDRAIL]
+        if warnings:
+            view["warnings"] = warnings
+    if recorded is not None:
+        view["decisionId"] = recorded
+    return view
+
+
+def markdown_lines(briefing: Briefing, width: int = 160) -> list[tuple[str, list[str]]]:
+    """The briefing as Markdown sections: (title, lines)."""
+
+    def line(i: Item) -> str:
+        text = item_view(i, width)
+        extra = f" Lesson: {text['lesson']}" if "lesson" in text else ""
+        return f"- `{i.id}` {text['text']} ({i.why}; relevance {i.relevance:.2f}){extra}"
+
+    return [
+        ("Conflicts to settle", [line(i) for i in briefing.conflicts]),
+        ("Tried before", [line(i) for i in briefing.failures]),
+        ("Relevant decisions", [line(i) for i in briefing.decisions]),
+    ]

@@ -21,9 +21,10 @@ from retrieval.contradiction.labels import KINDS, LABELS
 
 #: ``JUDGE_DATA`` points elsewhere for experiments.
 DATA = Path(os.environ.get("JUDGE_DATA") or Path(__file__).resolve().parent / "judgedata")
+#: ``test3``: frozen, one writer, earlier decision vs an agent's next action (TASK3.md).
 #: ``test2``: frozen like ``test``, written by two other writers under a brief that balances word
 #: overlap within each label (``writers/TASK2.md``).
-SPLITS = ("train", "dev", "test", "test2")
+SPLITS = ("train", "dev", "test", "test2", "test3")
 CONTRADICTING = KINDS
 COMPATIBLE = (
     "refinement",

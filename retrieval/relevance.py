@@ -19,9 +19,10 @@ Features, each comparable across queries and store sizes:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,15 +53,10 @@ class RelevanceModel:
         return cls(tuple(float(w) for w in doc["weights"]), float(doc["bias"]), doc["version"])
 
 
-_MODEL: RelevanceModel | None = None
-
-
+@functools.cache
 def default_model() -> RelevanceModel:
     """The shipped model (read once)."""
-    global _MODEL
-    if _MODEL is None:
-        _MODEL = RelevanceModel.load()
-    return _MODEL
+    return RelevanceModel.load()
 
 
 def coverage(index: KeywordIndex, query_terms: Sequence[str], doc_id: str) -> float:
@@ -111,9 +107,3 @@ def relevance(
         node_id: round(model.probability(x), 3)
         for node_id, x in features(cosines, index, query, best).items()
     }
-
-
-def ranked(scores: Mapping[str, float], floor: float, ids: Iterable[str] | None = None) -> list[str]:
-    """Ids whose score reaches ``floor``, best first (ties by id)."""
-    pool = scores if ids is None else {i: scores[i] for i in ids if i in scores}
-    return sorted((i for i, s in pool.items() if s >= floor), key=lambda i: (-pool[i], i))

@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     """The least absolute relevance (:mod:`retrieval.relevance`, a probability calibrated on
     labelled agent sessions) a decision needs to be named as context by ``preAction`` and
     ``getSessionContext``; conflicts are always named."""
+    recall_floor: float = Field(default=0.1, ge=0.0, le=1.0)
+    """``recall`` drops hits below this absolute relevance (unless the graph walk reached them
+    from a kept hit): a search, so only what is clearly unrelated goes."""
     salience_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     """The graph guardrail protects an active decision whose salience exceeds this. Salience
     (:mod:`graph.algorithms.salience`) means the same at every graph size: 0 for a decision

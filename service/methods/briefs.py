@@ -37,21 +37,37 @@ def brief_view(
     verdict: Verdict | None = None,
     *,
     max_chars: int = 2000,
-    recorded: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The agent's form: ``allowed`` (when judged), ``conflicts``, ``failures``, ``decisions``
-    (each only when non-empty), ``blocked`` reasons, how to ``resolve``, guardrail
-    ``warnings``; cut to ``max_chars`` of compact JSON."""
+    """The agent's form, keyed as CSTP's answer: ``allowed`` (when judged),
+    ``relevantDecisions`` (conflicts, then failures, then decisions: id, title, why,
+    relevance, a failure's lesson), ``conflicts`` (id, tier, P), ``blocked`` reasons, how to
+    ``resolve``, rule ``warnings``, then ``extra`` (CSTP's remaining keys); cut to
+    ``max_chars`` of compact JSON (the least relevant decisions go first, then text is
+    clipped)."""
     kept = list(briefing.decisions)
+    view: dict[str, Any] = {}
     for width in (160, 110, 70):
-        view = _assemble(briefing, kept, verdict, width, recorded)
+        kept = list(briefing.decisions)
+        view = _assemble(briefing, kept, verdict, width, extra or {})
         while len(compact(view)) > max_chars and kept:
             kept.pop()  # the least relevant decision first
-            view = _assemble(briefing, kept, verdict, width, recorded)
+            view = _assemble(briefing, kept, verdict, width, extra or {})
         if len(compact(view)) <= max_chars:
-            return view
-        kept = list(briefing.decisions)
+            break
     return view
+
+
+def _row(item: Item, width: int) -> dict[str, Any]:
+    shown = item_view(item, width)
+    row: dict[str, Any] = {"id": item.id, "title": shown["text"]}
+    row["why"] = f"conflict: {item.why}" if item.role == "conflict" else item.why
+    row["relevance"] = item.relevance
+    if "lesson" in shown:
+        row["lesson"] = shown["lesson"]
+    if item.signals:
+        row["signals"] = item.signals
+    return row
 
 
 def _assemble(
@@ -59,27 +75,27 @@ def _assemble(
     decisions: list[Item],
     verdict: Verdict | None,
     width: int,
-    recorded: str | None,
+    extra: dict[str, Any],
 ) -> dict[str, Any]:
     view: dict[str, Any] = {}
     if verdict is not None:
         view["allowed"] = verdict.allowed
-        if verdict.violations:
-            view["blocked"] = [v.message[:300] for v in verdict.violations]
+    items = [*briefing.conflicts, *briefing.failures, *decisions]
+    view["relevantDecisions"] = [_row(i, width) for i in items]
     if briefing.conflicts:
-        view["conflicts"] = _section(briefing.conflicts, width)
-    if briefing.failures:
-        view["failures"] = _section(briefing.failures, width)
-    if decisions:
-        view["decisions"] = _section(decisions, width)
+        view["conflicts"] = [
+            {"id": i.id, "tier": i.tier, **({"p": i.p} if i.p is not None else {})}
+            for i in briefing.conflicts
+        ]
+    if verdict is not None and verdict.violations:
+        view["blocked"] = [v.message[:300] for v in verdict.violations]
     if briefing.conflicts or (verdict is not None and not verdict.allowed):
         view["resolve"] = RESOLVE
     if verdict is not None:
         warnings = [w.message[:200] for w in verdict.warnings if w.guardrail_id != GRAPH_GUARDRAIL]
         if warnings:
             view["warnings"] = warnings
-    if recorded is not None:
-        view["decisionId"] = recorded
+    view.update(extra)
     return view
 
 

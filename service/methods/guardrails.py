@@ -206,11 +206,14 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
         )
         verdict = outcome.verdict
         made = recorded_view(outcome.recorded) if outcome.recorded is not None else None
+        action = p.merged_action()
         if options.view == "brief":
-            recorded = made["id"] if made is not None else None
-            return brief_view(
-                outcome.briefing, verdict, max_chars=options.max_chars, recorded=recorded
-            )
+            extra: dict[str, Any] = {
+                "calibrationContext": calibration_context(app, action.category),
+                "patternsSummary": [],
+                "decisionId": made["id"] if made is not None else None,
+            }
+            return brief_view(outcome.briefing, verdict, max_chars=options.max_chars, extra=extra)
         items = outcome.briefing.items()
         levels = compaction_levels(app, [i.id for i in items])
         relevant = []
@@ -222,7 +225,6 @@ def register_guardrails(registry: Registry, app: usecases.Decigraph) -> None:
                 if item.signals:
                     row["signals"] = item.signals
                 relevant.append(row)
-        action = p.merged_action()
         result: dict[str, Any] = {
             "allowed": verdict.allowed,
             "relevantDecisions": relevant,

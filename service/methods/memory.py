@@ -47,7 +47,7 @@ def register_memory(registry: Registry, app: usecases.Decigraph) -> None:
 
     def recall(p: RecallParams, ctx: CallContext) -> Mapping[str, Any]:
         at, point = at_of(app, p)
-        answer = recall_view(usecases.recall_items(app, p, at), p.include_reasons)
+        answer = recall_view(usecases.recall_items(app, p, at), p.include_reasons, p.explain)
         return stamped(answer, p, point)
 
     registry.add("cstp.remember", RememberParams, remember, writes=True)

@@ -17,7 +17,6 @@ from graph.enums import Category, Stakes
 from graph.model import MAX_TEXT, Node, ShortText
 from graph.timeutil import format_ts
 from retrieval.filters import RecallFilters
-from retrieval.query import RetrievalMode
 from service import usecases
 from service.rpc.protocol import CallContext, Registry
 from service.usecases.compaction import compaction_levels
@@ -127,12 +126,17 @@ def register_query(registry: Registry, app: usecases.Decigraph) -> None:
             node = answer.nodes.get(hit.id)
             if node is None:
                 continue
-            # CSTP: the cosine distance in semantic mode, 1 - the combined score otherwise, so
-            # every mode gives a number (lower is closer); the raw parts are in ``scores``.
-            semantic = p.retrieval_mode is RetrievalMode.SEMANTIC and hit.distance is not None
-            distance = hit.distance if semantic else round(1.0 - hit.score, 6)
-            row = summary_row(node, p, distance if distance is not None else 1.0)
-            row.update(state_view(answer.states[node.id]), score=hit.score, foundBy=hit.found_by)
+            # CSTP's cosine distance (1 - cosine: the true one, not relative to the best hit)
+            # and, as ``score``, the absolute relevance (0-1, comparable across queries); in
+            # keyword mode (no embedding) 1 - the keyword score relative to the best hit.
+            if node.id in answer.cosine:
+                distance, score = round(1.0 - answer.cosine[node.id], 6), answer.relevance[node.id]
+            else:
+                distance, score = round(1.0 - hit.score, 6), hit.score
+            if p.min_relevance is not None and score < p.min_relevance:
+                continue
+            row = summary_row(node, p, distance)
+            row.update(state_view(answer.states[node.id]), score=score, foundBy=hit.found_by)
             rows.append(row)
         if p.compacted:
             rows = compacted(app, rows)
@@ -149,7 +153,7 @@ def register_query(registry: Registry, app: usecases.Decigraph) -> None:
                 "queryTimeMs": round(answer.result.query_time_ms, 2),
                 "agent": ctx.agent,
                 "retrievalMode": answer.result.mode.value,
-                "scores": scores,
+                **({"scores": scores} if p.explain else {}),
                 **({"warnings": said} if said else {}),
             },
             p,

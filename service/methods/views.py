@@ -12,6 +12,7 @@ from graph.lifecycle import NodeState
 from graph.model import Node, Review
 from graph.timeutil import format_ts
 from retrieval.autoedges import Suggestion
+from retrieval.recall import RecallHit
 from service.usecases.graphs import NodeInfo
 from service.usecases.reads import Read, Recalled
 from service.usecases.rules import Verdict
@@ -171,8 +172,21 @@ def node_card(info: NodeInfo) -> dict[str, Any]:
     return card
 
 
-def recall_view(recalled: Recalled, include_reasons: bool = False) -> dict[str, Any]:
-    """The ``recall`` result: also what ``decigraph recall --json`` prints."""
+def recall_why(hit: RecallHit) -> str:
+    """One line on why a hit came back: its words and meaning, or the edge that led to it."""
+    if hit.path:
+        step = hit.path[-1].as_dict()
+        return f"reached from {hit.path[0].walked_from} ({step.get('edgeType', 'edge')})"
+    strongest = max(hit.signals.items(), key=lambda kv: (kv[1], kv[0]), default=None)
+    return f"matched by {strongest[0]}" if strongest else "matched"
+
+
+def recall_view(
+    recalled: Recalled, include_reasons: bool = False, explain: bool = False
+) -> dict[str, Any]:
+    """The ``recall`` result: also what ``decigraph recall --json`` prints. ``relevance`` is
+    absolute (comparable across queries); ``score`` ranks within this answer; how it was
+    scored (``via``) only with ``explain``."""
     answer = recalled.answer
     results = []
     for hit, node in recalled.nodes:
@@ -182,11 +196,14 @@ def recall_view(recalled: Recalled, include_reasons: bool = False) -> dict[str, 
             "externalId": node.external_id,
             "kind": node.kind,
             "text": node.text,
+            "relevance": recalled.relevance.get(node.id, 0.0),
             "score": hit.score,
-            "via": hit.via(),
+            "why": recall_why(hit),
             "occurredAt": attrs.get("occurred_at") or attrs["created_at"],
             **state_view(recalled.states[node.id]),
         }
+        if explain:
+            row["via"] = hit.via()
         if include_reasons:
             row["reasons"] = reasons_view(node)
         results.append(row)

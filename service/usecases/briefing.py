@@ -41,6 +41,8 @@ SHOW_CONFLICT = 0.5
 #: A superseded decision at least this relevant, which the text agrees with (the judge reads
 #: no contradiction), makes its replacement a conflict.
 REVIVES = 0.5
+#: ... and the judge reads the text as agreeing with it at least this much.
+AGREES = 0.5
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,167 @@ def nearest_decisions(
     return dict(app.index.vector_search(vector, POOL, filters))
 
 
+@dataclass
+class _Pool:
+    """The decisions nearest the text, read once under the store lock."""
+
+    text: str
+    rel: dict[str, float]
+    attrs: dict[str, dict[str, Any]]
+    state: dict[str, Lifecycle]
+    replacement: dict[str, str | None]
+    dependents: dict[str, int]
+    signals: dict[str, tuple[float, float, float]]
+    named: set[str] = field(default_factory=set)
+
+    def sig(self, node_id: str, **more: float) -> dict[str, float]:
+        if node_id not in self.signals:
+            return dict(more)
+        cos, lead, cov = self.signals[node_id]
+        return {"cosine": round(cos, 3), "lead": round(lead, 3), "coverage": round(cov, 3), **more}
+
+    def failed(self, node_id: str) -> bool:
+        return self.attrs.get(node_id, {}).get("outcome") in FAILED
+
+    def by_relevance(self) -> list[str]:
+        return sorted(self.rel, key=lambda i: (-self.rel[i], i))
+
+
+def _pool(app: Decigraph, text: str, vector: Vector, project: str | None, explain: bool) -> _Pool:
+    cosines = nearest_decisions(app, vector, project)
+    G = app.store.graph
+    with app.store.lock:
+        cosines = {i: c for i, c in cosines.items() if i in G}
+        state = {i: effective_lifecycle(G, i) for i in cosines}
+        return _Pool(
+            text=text,
+            rel=relevance(cosines, app.index.keyword, text),
+            attrs={i: dict(G.nodes[i]) for i in cosines},
+            state=state,
+            replacement={
+                i: _live_replacement(G, i) for i in cosines if state[i] is Lifecycle.SUPERSEDED
+            },
+            dependents={i: _dependents(G, i) for i in cosines},
+            signals=features(cosines, app.index.keyword, text) if explain else {},
+        )
+
+
+def _judged(app: Decigraph, pool: _Pool, conflicts: Sequence[Conflict]) -> list[Item]:
+    """The judge's raised pairs worth an agent's attention, strongest first: confident
+    enough, and not against a decision that already failed (that one is a lesson)."""
+    out = []
+    for c in sorted(conflicts, key=lambda c: (-c.probability, c.target)):
+        if c.probability < SHOW_CONFLICT or c.target in pool.named or pool.failed(c.target):
+            continue
+        with app.store.lock:
+            if c.target not in app.store.graph:
+                continue
+            text = str(app.store.graph.nodes[c.target]["text"])
+            relied = _dependents(app.store.graph, c.target)
+        why = f"{c.tier}: {c.reason}" + (f"; {relied} decisions rely on it" if relied else "")
+        p = round(c.probability, 3)
+        rel = pool.rel.get(c.target, 0.0)
+        out.append(Item(c.target, text, why, rel, "conflict", tier=c.tier, p=p, signals={}))
+        if pool.signals:
+            out[-1].signals.update(pool.sig(c.target, p=p))
+        pool.named.add(c.target)
+    return out
+
+
+def _revived(app: Decigraph, pool: _Pool) -> list[Item]:
+    """Decisions the text would undo by bringing back what they replaced: the text reads like
+    a superseded decision (relevant, at least as relevant as its replacement, and the judge
+    reads the two as agreeing), so the replacement in force is in conflict."""
+    olds = [
+        i
+        for i in pool.by_relevance()
+        if (new := pool.replacement.get(i))
+        and pool.rel[i] >= REVIVES
+        and pool.rel[i] >= pool.rel.get(new, 0.0)
+    ]
+    if not olds:
+        return []
+    scores = app.pair_judge.score([(str(pool.attrs[i]["text"]), pool.text) for i in olds])
+    out = []
+    for old, s in zip(olds, scores, strict=True):
+        new = pool.replacement[old]
+        if new is None or new in pool.named or s.compatible < AGREES:
+            continue
+        with app.store.lock:
+            if new not in app.store.graph:
+                continue
+            text = str(app.store.graph.nodes[new]["text"])
+        why = f"review: brings back {old}, which this replaced"
+        rel = pool.rel.get(new, pool.rel[old])
+        signals = pool.sig(new, agrees_with_old=round(s.compatible, 3)) if pool.signals else {}
+        out.append(Item(new, text, why, rel, "conflict", tier="review", signals=signals))
+        pool.named.add(new)
+    return out
+
+
+def _failures(pool: _Pool, floor: float) -> list[Item]:
+    """Decisions on the subject that failed or were abandoned (or partly worked, with a
+    lesson), most relevant first, with their lesson and what replaced them."""
+    out = []
+    for node_id in pool.by_relevance():
+        a = pool.attrs[node_id]
+        outcome, lesson = a.get("outcome"), _lesson(a)
+        if not (outcome in FAILED or (outcome == "partial" and lesson)):
+            continue
+        if pool.rel[node_id] < floor or node_id in pool.named:
+            continue
+        newer = pool.replacement.get(node_id)
+        why = f"{outcome}" + (f"; replaced by {newer}" if newer else "")
+        item = Item(
+            node_id,
+            str(a["text"]),
+            why,
+            pool.rel[node_id],
+            "failure",
+            outcome=str(outcome),
+            lesson=lesson,
+            replaced_by=newer,
+            signals=pool.sig(node_id) if pool.signals else {},
+        )
+        out.append(item)
+        pool.named.add(node_id)
+    return out
+
+
+def _decisions(pool: _Pool, floor: float, limit: int) -> list[Item]:
+    """Decisions in force at least ``floor`` relevant (a superseded one as what replaced
+    it), most relevant first, until ``limit`` decisions are named in all."""
+    out = []
+    for node_id in pool.by_relevance():
+        if len(pool.named) >= limit:
+            break
+        if node_id in pool.named or pool.rel[node_id] < floor:
+            continue
+        if pool.state[node_id] is Lifecycle.REJECTED:
+            continue
+        newer = pool.replacement.get(node_id)
+        if pool.state[node_id] is Lifecycle.SUPERSEDED:
+            role, why = "superseded", f"superseded by {newer}" if newer else "superseded"
+        else:
+            relied = pool.dependents[node_id]
+            role = "decision"
+            why = "same subject" + (f"; {relied} decisions rely on it" if relied else "")
+        a = pool.attrs[node_id]
+        item = Item(
+            node_id,
+            str(a["text"]),
+            why,
+            pool.rel[node_id],
+            role,
+            outcome=a.get("outcome"),
+            replaced_by=newer,
+            signals=pool.sig(node_id) if pool.signals else {},
+        )
+        out.append(item)
+        pool.named.add(node_id)
+    return out
+
+
 def brief(
     app: Decigraph,
     text: str,
@@ -123,125 +286,14 @@ def brief(
 ) -> Briefing:
     """The briefing for ``text`` (embedded as ``vector``): ``conflicts`` are the judge's raised
     pairs for it (a verdict's), ``floor`` the least relevance a decision needs to be named as
-    context; at most ``limit`` decisions are named in all."""
-    cosines = nearest_decisions(app, vector, project)
-    G = app.store.graph
-    with app.store.lock:
-        cosines = {i: c for i, c in cosines.items() if i in G}
-        rel = relevance(cosines, app.index.keyword, text)
-        signals = features(cosines, app.index.keyword, text) if explain else {}
-        attrs = {i: dict(G.nodes[i]) for i in cosines}
-        state = {i: effective_lifecycle(G, i) for i in cosines}
-        replacement = {
-            i: _live_replacement(G, i) for i in cosines if state[i] is Lifecycle.SUPERSEDED
-        }
-        dependents = {i: _dependents(G, i) for i in cosines}
-        judged_text = {c.target: str(G.nodes[c.target]["text"]) for c in conflicts if c.target in G}
-    out = Briefing()
-    named: set[str] = set()
-
-    def sig(node_id: str, **more: float) -> dict[str, float]:
-        if not explain:
-            return {}
-        cos, lead, cov = signals.get(node_id, (0.0, 0.0, 0.0))
-        return {"cosine": round(cos, 3), "lead": round(lead, 3), "coverage": round(cov, 3), **more}
-
-    # 1. Conflicts the judge raised (every tier), strongest first.
-    for c in sorted(conflicts, key=lambda c: (-c.probability, c.target)):
-        if c.probability < SHOW_CONFLICT or c.target in named:
-            continue
-        relied = dependents.get(c.target, 0)
-        why = f"{c.tier}: {c.reason}" + (f"; {relied} decisions rely on it" if relied else "")
-        out.conflicts.append(
-            Item(
-                c.target,
-                judged_text.get(c.target, c.statement),
-                why,
-                rel.get(c.target, 0.0),
-                "conflict",
-                tier=c.tier,
-                p=round(c.probability, 3),
-                signals=sig(c.target, p=round(c.probability, 3)),
-            )
-        )
-        named.add(c.target)
-    # 2. Revivals: the text reads like a superseded decision -> its replacement is in conflict.
-    revived = [i for i in rel if replacement.get(i) and rel[i] >= REVIVES]
-    if revived:
-        pairs = [(str(attrs[i]["text"]), text) for i in revived]
-        scores = app.pair_judge.score(pairs)
-        for old, s in sorted(zip(revived, scores, strict=True), key=lambda t: (-rel[t[0]], t[0])):
-            new = replacement[old]
-            if new is None or new in named or s.contradicts >= SHOW_CONFLICT:
-                continue
-            with app.store.lock:
-                new_text = str(G.nodes[new]["text"]) if new in G else ""
-            out.conflicts.append(
-                Item(
-                    new,
-                    new_text,
-                    f"review: revives {old}, which this replaced",
-                    rel.get(new, rel[old]),
-                    "conflict",
-                    tier="review",
-                    signals=sig(new, revived=rel[old]),
-                )
-            )
-            named.add(new)
-    # 3. Failures and lessons on the same subject.
-    for node_id in sorted(rel, key=lambda i: (-rel[i], i)):
-        a = attrs[node_id]
-        outcome = a.get("outcome")
-        lesson = _lesson(a)
-        failed = outcome in FAILED or (outcome == "partial" and lesson)
-        if not failed or rel[node_id] < floor or node_id in named:
-            continue
-        newer = replacement.get(node_id)
-        why = f"{outcome}" + (f"; replaced by {newer}" if newer else "")
-        out.failures.append(
-            Item(
-                node_id,
-                str(a["text"]),
-                why,
-                rel[node_id],
-                "failure",
-                outcome=str(outcome),
-                lesson=lesson,
-                replaced_by=newer,
-                signals=sig(node_id),
-            )
-        )
-        named.add(node_id)
-    # 4. Decisions in force (superseded ones only as what replaced them), most relevant first.
-    for node_id in sorted(rel, key=lambda i: (-rel[i], i)):
-        if len(named) >= limit:
-            break
-        if node_id in named or rel[node_id] < floor:
-            continue
-        if state[node_id] is Lifecycle.REJECTED:
-            continue
-        a = attrs[node_id]
-        newer = replacement.get(node_id)
-        if state[node_id] is Lifecycle.SUPERSEDED:
-            role, why = "superseded", f"superseded by {newer}" if newer else "superseded"
-        else:
-            relied = dependents[node_id]
-            role = "decision"
-            why = "same subject" + (f"; {relied} decisions rely on it" if relied else "")
-        out.decisions.append(
-            Item(
-                node_id,
-                str(a["text"]),
-                why,
-                rel[node_id],
-                role,
-                outcome=a.get("outcome"),
-                replaced_by=newer,
-                signals=sig(node_id),
-            )
-        )
-        named.add(node_id)
-    return out
+    context; at most ``limit`` decisions are named besides the conflicts."""
+    pool = _pool(app, text, vector, project, explain)
+    found = Briefing()
+    found.conflicts = _judged(app, pool, conflicts) + _revived(app, pool)
+    budget = limit + len(pool.named)
+    found.failures = _failures(pool, floor)
+    found.decisions = _decisions(pool, floor, budget)
+    return found
 
 
 def item_view(item: Item, width: int = 160) -> dict[str, Any]:

@@ -200,6 +200,11 @@ class RecallQuery(Input):
     limit: int = Field(default=10, ge=1, le=100)
     intent: Intent | None = None
     filters: RecallFilters = Field(default_factory=RecallFilters)
+    #: Drop hits below this absolute relevance (0-1) unless the walk reached them from a kept
+    #: one (default: the server's ``recall_floor``).
+    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: Add how each hit was scored (``via``: signals, anchor, path).
+    explain: bool = False
 
 
 class DecisionQuery(Input):
@@ -210,6 +215,10 @@ class DecisionQuery(Input):
     hybrid_weight: float = Field(default=0.7, ge=0, le=1)
     decision_id: str | None = None
     hops: int = Field(default=2, ge=1, le=5)
+    #: Drop decisions below this absolute relevance (0-1); default: none dropped (a search).
+    min_relevance: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: Add the scoring internals (``scores``: semantic, keyword, combined).
+    explain: bool = False
 
 
 class DecisionListing(Input):

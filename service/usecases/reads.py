@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,8 +18,9 @@ from graph.model import Node
 from graph.timeutil import format_ts
 from retrieval.filters import RecallFilters, passes
 from retrieval.matrix import Vector
-from retrieval.query import QueryResult, query_decisions
+from retrieval.query import QueryResult, RetrievalMode, query_decisions
 from retrieval.recall import RecallHit, RecallResult, recall
+from retrieval.relevance import relevance
 
 from .context import Decigraph
 from .history import NOW, At, GraphView, Historied, viewing
@@ -60,6 +62,8 @@ class Recalled:
     answer: RecallResult
     nodes: list[tuple[RecallHit, Node]]
     states: dict[str, NodeState]
+    #: Each hit's absolute relevance to the query (:func:`relevance_of`).
+    relevance: dict[str, float] = field(default_factory=dict)
 
 
 def recall_items(app: Decigraph, q: RecallQuery, at: At = NOW) -> Recalled:
@@ -68,9 +72,37 @@ def recall_items(app: Decigraph, q: RecallQuery, at: At = NOW) -> Recalled:
     the vector side ranks today's text)."""
     limit = q.limit if at.now else q.limit * 4
     answer = recall(app.index, q.query, limit, intent=q.intent, filters=q.filters)
+    rel, _ = relevance_of(app, q.query, [h.id for h in answer.hits])
+    floor = app.settings.recall_floor if q.min_relevance is None else q.min_relevance
+    kept = _above_floor(answer.hits, rel, floor)
     with viewing(app, at) as view:
-        reads = [(h, _read(view, h.id)) for h in answer.hits if h.id in view.graph][: q.limit]
-    return Recalled(answer, [(h, r.node) for h, r in reads], {r.node.id: r.state for _, r in reads})
+        reads = [(h, _read(view, h.id)) for h in kept if h.id in view.graph][: q.limit]
+    states = {r.node.id: r.state for _, r in reads}
+    return Recalled(answer, [(h, r.node) for h, r in reads], states, rel)
+
+
+def _above_floor(hits: list[RecallHit], rel: dict[str, float], floor: float) -> list[RecallHit]:
+    """Hits at least ``floor`` relevant, and hits the graph walk reached from one of those
+    (a cause or a dependency of a relevant node is worth its place whatever its words)."""
+    kept = {h.id for h in hits if rel.get(h.id, 0.0) >= floor}
+    return [h for h in hits if h.id in kept or (h.path and h.path[0].walked_from in kept)]
+
+
+def relevance_of(
+    app: Decigraph, text: str, ids: Collection[str], vector: Vector | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The absolute relevance (:mod:`retrieval.relevance`) of each node in ``ids`` to ``text``,
+    and its cosine: comparable across queries, unlike a rank score (``vector`` is ``text``'s
+    embedding when already computed)."""
+    if not ids:
+        return {}, {}
+    if vector is None:
+        vector = app.index.embed([text])[0]
+    cosines = app.index.matrix.similarities(vector, ids)
+    best = app.index.vector_search(vector, 1)
+    top = max([c for _, c in best] + list(cosines.values()))
+    with app.store.lock:
+        return relevance(cosines, app.index.keyword, text, best=top), cosines
 
 
 @dataclass(frozen=True)
@@ -78,11 +110,16 @@ class Queried:
     result: QueryResult
     nodes: dict[str, Node]
     states: dict[str, NodeState]
+    #: Each hit's absolute relevance and cosine (absent in keyword mode: no embedding).
+    relevance: dict[str, float] = field(default_factory=dict)
+    cosine: dict[str, float] = field(default_factory=dict)
 
 
 def query(app: Decigraph, q: DecisionQuery, vector: Vector | None = None, at: At = NOW) -> Queried:
     """Ranked decisions for ``q``; ``vector`` is the query's embedding when already computed.
     With ``at``, as :func:`recall_items`: hits that existed (and were valid) then, as then."""
+    if vector is None and q.retrieval_mode is not RetrievalMode.KEYWORD:
+        vector = app.index.embed([q.query])[0]
     result = query_decisions(
         app.index,
         q.query,
@@ -101,7 +138,11 @@ def query(app: Decigraph, q: DecisionQuery, vector: Vector | None = None, at: At
         result = replace(result, hits=hits)
         reads = {h.id: reads[h.id] for h in hits}
     nodes = {node_id: r.node for node_id, r in reads.items()}
-    return Queried(result, nodes, {node_id: r.state for node_id, r in reads.items()})
+    states = {node_id: r.state for node_id, r in reads.items()}
+    if vector is None:
+        return Queried(result, nodes, states)
+    rel, cosines = relevance_of(app, q.query, list(nodes), vector)
+    return Queried(result, nodes, states, rel, cosines)
 
 
 def list_decisions(

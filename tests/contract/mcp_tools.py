@@ -225,7 +225,12 @@ TOOL_ROWS = [
         "mcp",
         "recall",
         {"query": "why integer cents for money?", "limit": 5},
-        ["results[].id:string", "results[].via:object", "intent:string"],
+        [
+            "results[].id:string",
+            "results[].why:string",
+            "results[].relevance:number",
+            "intent:string",
+        ],
     ),
     Row(
         "mcp",

@@ -261,7 +261,7 @@ def assert_session(rpc: Rpc, session: ModuleType) -> None:
             problems.append(f"ready item for {key} does not carry its text: {a}")
     # Recall answers the session's "why" question, and its explanations are true.
     question, wanted = session.WHY
-    results = rpc.ok("cstp.recall", {"query": question, "limit": 5})["results"]
+    results = rpc.ok("cstp.recall", {"query": question, "limit": 5, "explain": True})["results"]
     found = {played.key(r["id"]) for r in results}
     if not wanted <= found:
         problems.append(f"recall {question!r}: {sorted(found)}, missing {sorted(wanted - found)}")

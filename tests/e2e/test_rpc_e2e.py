@@ -131,7 +131,9 @@ def test_link_unlink_remember_recall(server: Server) -> None:
     again = server.ok("cstp.remember", {"text": "different", "externalId": "m1"})
     assert again["id"] == first["id"]
     assert again["created"] is False
-    answer = server.ok("cstp.recall", {"query": "why did we move the export?", "limit": 5})
+    answer = server.ok(
+        "cstp.recall", {"query": "why did we move the export?", "limit": 5, "explain": True}
+    )
     assert answer["intent"] == "why"
     assert answer["preset"] == "why-causal"
     ids = [r["id"] for r in answer["results"]]

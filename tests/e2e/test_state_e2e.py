@@ -144,7 +144,11 @@ def test_recall_paths_show_edges_as_stored_and_take_include_reasons(server: Serv
     server.ok("cstp.linkDecisions", {"sourceId": orm, "targetId": pg, "edgeType": "depends_on"})
     answer = server.ok(
         "cstp.recall",
-        {"query": "why PostgreSQL for the inventory service", "includeReasons": True},
+        {
+            "query": "why PostgreSQL for the inventory service",
+            "includeReasons": True,
+            "explain": True,
+        },
     )
     results: list[dict[str, Any]] = answer["results"]
     by_id = {r["id"]: r for r in results}

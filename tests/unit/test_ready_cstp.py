@@ -30,9 +30,11 @@ def app(tmp_path: Path) -> Iterator[Decigraph]:
         yield made
 
 
-def call(app: Decigraph, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def call(
+    app: Decigraph, method: str, params: dict[str, Any], agent: str = "ops"
+) -> dict[str, Any]:
     request = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
-    answer: dict[str, Any] = Dispatcher(build_registry(app)).handle(request, CallContext("ops"))
+    answer: dict[str, Any] = Dispatcher(build_registry(app)).handle(request, CallContext(agent))
     return answer
 
 
@@ -153,10 +155,14 @@ def test_session_context_answers_cstp_and_decigraph_keys(app: Decigraph) -> None
     assert {"relevant", "contradictions", "salient", "blocked", "guardrails"} <= set(
         result["context"]
     )
+    # The profile is the caller's own: "agent" recorded one decision, the importer the rest.
     profile = result["agentProfile"]
-    assert (profile["totalDecisions"], profile["reviewed"]) == (12, 4)
-    assert profile["activeSince"] == "2025-12-01"  # spot, 90 days ago
-    assert profile["tendency"] == "underconfident"  # all four succeeded at 0.7
+    assert (profile["totalDecisions"], profile["reviewed"]) == (1, 0)
+    assert "tendency" not in profile
+    imported = call(app, "getSessionContext", {}, agent="importer")["result"]["agentProfile"]
+    assert (imported["totalDecisions"], imported["reviewed"]) == (11, 4)
+    assert imported["activeSince"] == "2025-12-01"  # spot, 90 days ago
+    assert imported["tendency"] == "underconfident"  # all four succeeded at 0.7
     assert result["relevantDecisions"][0]["id"] == ids["shaky"]
     first = result["relevantDecisions"][0]
     assert set(first) >= {"id", "title", "category", "confidence", "stakes", "status", "date",
@@ -196,7 +202,7 @@ def test_session_context_answers_cstp_and_decigraph_keys(app: Decigraph) -> None
 def test_session_context_in_markdown(app: Decigraph) -> None:
     platform(app)
     result = call(app, "getSessionContext", {"format": "markdown"})["result"]
-    assert set(result) >= {"markdown", "queryTimeMs", "context", "truncated"}
+    assert set(result) == {"format", "markdown", "queryTimeMs"}  # one copy, not cut
     text = result["markdown"]
     assert text.startswith("## Session context for ops")  # the authenticated agent
     assert "### Pending Actions" in text
@@ -214,8 +220,8 @@ def test_session_context_in_markdown(app: Decigraph) -> None:
     assert named["markdown"].startswith("# Context for: retire spot\n## Session context for "
                                         "claude-code")  # fmt: skip
     assert named["truncated"] is True
-    assert len(named["context"]) <= 300
-    assert named["markdown"].startswith(named["context"])
+    assert len(named["markdown"]) <= 300
+    assert "context" not in named
 
 
 HOSTILE = [

@@ -274,7 +274,9 @@ def test_recall_shows_each_edge_in_its_stored_direction(app: Decigraph, rpc: InP
     pg = record(rpc, "Use Postgres as the primary datastore")
     orm = record(rpc, "Use SQLAlchemy for database access")
     rpc.call("cstp.linkDecisions", {"sourceId": orm, "targetId": pg, "edgeType": "depends_on"})
-    answer = rpc.call("cstp.recall", {"query": "why Postgres datastore", "intent": "why"})
+    answer = rpc.call(
+        "cstp.recall", {"query": "why Postgres datastore", "intent": "why", "explain": True}
+    )
     assert_true_paths(app, answer["results"])
     hops = [hop for path in chains(answer["results"]).values() for hop in path]
     between = [h for h in hops if {h["from"], h["to"]} == {pg, orm}]
@@ -292,7 +294,9 @@ def test_anchors_do_not_explain_each_other_in_circles(app: Decigraph, rpc: InPro
         )
     rpc.call("cstp.linkDecisions", {"sourceId": a, "targetId": c, "edgeType": "relates_to"})
     for intent in ("why", "general", "when", "entity"):
-        answer = rpc.call("cstp.recall", {"query": "Kafka events", "intent": intent})
+        answer = rpc.call(
+            "cstp.recall", {"query": "Kafka events", "intent": intent, "explain": True}
+        )
         assert {a, b, c} <= {r["id"] for r in answer["results"]}
         assert_true_paths(app, answer["results"])
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.report_agents import agent_sessions
 from bench.report_base import NA, Report
 from bench.report_cluster import cluster
 from bench.report_cstp import cstp_parity
@@ -150,6 +151,7 @@ def render(results: Path) -> str:
         quality,
         judge,
         gate,
+        agent_sessions,
         keyword,
         cstp_parity,
         cluster,

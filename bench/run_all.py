@@ -67,6 +67,8 @@ STEPS: dict[str, tuple[str, list[str], list[str], int]] = {
     "judge": ("bench_judge.py", [], [], 1800),
     # The guardrail end to end through a real server on the frozen gate split.
     "gate": ("bench_gate.py", [], ["--limit", "40"], 1800),
+    # Scripted agent sessions over MCP through a real server, this tree and the baseline commit.
+    "agent-sessions": ("bench_agent_sessions.py", [], ["--set", "dev"], 3600),
     "recall": ("bench_recall.py", [], ["--sizes", "1000", "2000", "--queries", "30"], 1800),
     "http": (
         "bench_http.py",

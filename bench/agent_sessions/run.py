@@ -59,8 +59,16 @@ def start_server(root: Path, data: Path, tokens: Mapping[str, str]) -> tuple[Any
     }
     log = open(data.parent / "serve.log", "wb")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data)]
-        + ["--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "serve",
+            "--data-dir",
+            str(data),
+            "--port",
+            str(port),
+        ],
         cwd=root,
         env=env,
         stdout=log,
@@ -319,9 +327,11 @@ def main() -> None:
             if a.show:
                 for p in done["probes"]:
                     if p["missed"] or p["noise"] or p["conflict_expected"] != p["conflict_raised"]:
-                        print(f"   step {p['step']} {p['kind']}: missed {p['missed']} noise "
-                              f"{p['noise']} conflict exp {p['conflict_expected']} raised "
-                              f"{p['conflict_raised']}")
+                        print(
+                            f"   step {p['step']} {p['kind']}: missed {p['missed']} noise "
+                            f"{p['noise']} conflict exp {p['conflict_expected']} raised "
+                            f"{p['conflict_raised']}"
+                        )
                 for e in done["errors"] + done["unexpectedBlocks"]:
                     print("   !", e[:200])
     scores = [ProbeScore(**p) for r in results for p in r["probes"]]
@@ -332,8 +342,9 @@ def main() -> None:
     if a.out:
         a.out.parent.mkdir(parents=True, exist_ok=True)
         a.out.write_text(
-            json.dumps({"label": a.label, "set": a.set, "overall": overall, "sessions": results},
-                       indent=1)
+            json.dumps(
+                {"label": a.label, "set": a.set, "overall": overall, "sessions": results}, indent=1
+            )
         )
 
 

@@ -130,7 +130,9 @@ def summarise(scores: list[ProbeScore]) -> dict[str, Any]:
         "precisionMustNot": _ratio(
             sum(s.named - s.named_bad for s in scores), sum(s.named for s in scores)
         ),
-        "conflictsRaised": _ratio(sum(s.conflict_raised for s in with_conflict), len(with_conflict)),
+        "conflictsRaised": _ratio(
+            sum(s.conflict_raised for s in with_conflict), len(with_conflict)
+        ),
         "conflictProbes": len(with_conflict),
         "falseConflicts": _ratio(sum(s.conflict_raised for s in without), len(without)),
         "noConflictProbes": len(without),

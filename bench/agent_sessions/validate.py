@@ -1,5 +1,7 @@
 """Checks one session file's shape (not its content)."""
-import json, sys
+
+import json
+import sys
 
 KINDS = {"record", "review", "pre_action", "session_context"}
 CATS = {"architecture", "process", "integration", "tooling", "security"}
@@ -9,14 +11,15 @@ LISTS = ("must_appear", "may_appear", "conflicts", "failures", "must_not_appear"
 
 
 def main(path: str) -> int:
-    doc = json.load(open(path))
+    with open(path) as f:
+        doc = json.load(f)
     errs = []
     agents = set(doc.get("agents") or [])
     if not agents:
         errs.append("agents: list one or two agent names")
     seen: dict[str, str] = {}
     failed: set[str] = set()
-    counts = {k: 0 for k in KINDS}
+    counts = dict.fromkeys(KINDS, 0)
     for i, s in enumerate(doc.get("steps", [])):
         where = f"step {i}"
         kind = s.get("do")

@@ -18,7 +18,7 @@ import networkx as nx
 from graph.errors import DecigraphError
 from graph.lifecycle import stored_attrs
 from service.methods import build_registry
-from service.rpc.protocol import CallContext, Dispatcher
+from service.rpc.protocol import SESSION_HEADER, CallContext, Dispatcher
 from service.usecases import Decigraph
 from service.usecases.history import parse_point, resolve
 from service.usecases.reads import graph_copy, refresh
@@ -63,10 +63,11 @@ def _unwrap(answer: Any) -> Any:
 class InProcess:
     """The service's dispatcher over an application opened in this process."""
 
-    def __init__(self, app: Decigraph, agent: str = ANALYST) -> None:
+    def __init__(self, app: Decigraph, agent: str = ANALYST, session: str | None = None) -> None:
         self.app = app
         self.read_only = app.read_only
         self.agent = agent
+        self.session = session
         role = "read-only" if app.read_only else "writer"
         self.description = f"{app.settings.data_dir} ({role})"
         self._dispatcher = Dispatcher(build_registry(app))
@@ -74,7 +75,7 @@ class InProcess:
 
     def call(self, method: str, params: Mapping[str, Any]) -> Any:
         request = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        return _unwrap(self._dispatcher.handle(request, CallContext(self.agent)))
+        return _unwrap(self._dispatcher.handle(request, CallContext(self.agent, self.session)))
 
     def graph(self, as_of: int | str | None = None) -> nx.MultiDiGraph[str]:
         if as_of is None:
@@ -94,8 +95,12 @@ class OverHttp:
 
     read_only = False
 
-    def __init__(self, url: str, token: str | None, timeout: float) -> None:
+    def __init__(
+        self, url: str, token: str | None, timeout: float, session: str | None = None
+    ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        if session is not None:
+            headers[SESSION_HEADER] = session
         self.description = url
         self._client = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=timeout)
         self._ids = itertools.count(1)

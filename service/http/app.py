@@ -30,7 +30,14 @@ from service.composition import Warmup, readiness
 from service.mcp.http import mount_mcp
 from service.methods import build_registry
 from service.rpc.errors import INTERNAL_ERROR, RpcError
-from service.rpc.protocol import CallContext, Dispatcher, encode_response, parse_body
+from service.rpc.protocol import (
+    SESSION_HEADER,
+    CallContext,
+    Dispatcher,
+    encode_response,
+    parse_body,
+    session_key,
+)
 from service.telemetry import instrument_http
 from service.usecases import Decigraph
 from service.usecases.history import NOW, parse_point, resolve
@@ -198,7 +205,7 @@ def create_app(app: Decigraph, tokens: TokenTable, warmup: Warmup | None = None)
         except RpcError as exc:
             return _json({"jsonrpc": "2.0", "error": exc.to_dict(), "id": None})
         # Handlers embed text and write to disk: keep them off the event loop.
-        answer = await run_in_threadpool(dispatcher.handle, payload, CallContext(agent))
+        answer = await run_in_threadpool(dispatcher.handle, payload, _caller(agent, request))
         if answer is None:
             return Response(status_code=204)
         try:
@@ -215,6 +222,12 @@ def create_app(app: Decigraph, tokens: TokenTable, warmup: Warmup | None = None)
     install_openapi(api, registry)
     instrument_http(api)  # a request span per HTTP request, when tracing is on
     return api
+
+
+def _caller(agent: str, request: Request) -> CallContext:
+    """The token's agent, in the session the client names (a deliberation-tracker scope of that
+    agent's own, never an identity)."""
+    return CallContext(agent, session_key(request.headers.get(SESSION_HEADER)))
 
 
 def _method_names(payload: Any) -> list[Any]:

@@ -8,7 +8,10 @@ answers are JSON (``json_response=True``), as in CSTP. Both ``/mcp`` and ``/mcp/
 (CSTP redirects the bare path; a client that does not follow redirects works here too).
 
 The SDK's session manager runs inside the app's lifespan (a fresh one each time the app
-starts: the SDK's manager runs only once).
+starts: the SDK's manager runs only once). When a client ends its session (``DELETE``), the SDK
+logs the closing of the session's event stream as an error with a traceback
+(``anyio.ClosedResourceError``); that is a session ending as it should, so :class:`QuietClose`
+keeps it to a debug line.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import anyio
 import orjson
 from fastapi import FastAPI
 from mcp.server.lowlevel import Server
@@ -33,6 +37,35 @@ from .server import AGENT_KEY, build_server, dispatcher_invoke
 
 logger = logging.getLogger(__name__)
 PATH = "/mcp"
+#: The SDK's streamable-HTTP logger (it logs a closed session stream as an error).
+SDK_LOGGER = "mcp.server.streamable_http"
+_CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+
+def _closed_stream(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is (only) a stream that was closed: a session ended."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_closed_stream(inner) for inner in exc.exceptions)
+    return isinstance(exc, _CLOSED)
+
+
+class QuietClose(logging.Filter):
+    """Keep the SDK's tracebacks of a closed session stream out of the server log (one debug
+    line instead); every other record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or not _closed_stream(exc):
+            return True
+        logger.debug("MCP session stream closed (%s): %s", type(exc).__name__, record.getMessage())
+        return False
+
+
+def quiet_session_close() -> None:
+    """Install :class:`QuietClose` on the SDK's logger (once)."""
+    sdk = logging.getLogger(SDK_LOGGER)
+    if not any(isinstance(f, QuietClose) for f in sdk.filters):
+        sdk.addFilter(QuietClose())
 
 
 class McpEndpoint:
@@ -89,6 +122,7 @@ async def _answer(
 def mount_mcp(api: FastAPI, dispatcher: Dispatcher, tokens: TokenTable, max_body: int) -> None:
     """Serve MCP at ``/mcp`` on ``api``, its tools calling ``dispatcher`` (the one ``/cstp``
     uses), and run its session manager within ``api``'s lifespan."""
+    quiet_session_close()
     endpoint = McpEndpoint(build_server(dispatcher_invoke(dispatcher)), tokens, max_body)
     api.router.routes.append(Route(PATH, endpoint=endpoint))
     api.router.routes.append(Mount(PATH, app=endpoint))

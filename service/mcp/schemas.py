@@ -1,24 +1,39 @@
-"""The input schemas of CSTP's 17 MCP tools, as CSTP advertises them (reference §8.3, §8.4).
+"""The MCP tools' input models and the lean JSON Schema a client is shown.
 
-Each tool's ``inputSchema`` is one of these models' JSON Schema, flattened by
-:func:`flat_schema` (every ``$ref`` inlined, no ``$defs``): snake_case property names, each with a
-title and a description, nullable optionals as ``anyOf [T, null]`` with ``default: null``.
-
-These models only describe the arguments (the MCP SDK checks a call against the schema before
-the tool runs); the values are validated once more, strictly, by the ``cstp.*`` method the tool
-maps to, whose limits may be stricter. They are declared here, not derived from the methods'
-params, because CSTP's tool schemas differ from its JSON-RPC params (other defaults, fewer
-fields, snake_case).
+CSTP's 17 tools keep CSTP's names, argument names and required arguments (reference §8.4);
+decigraph adds optional arguments (the contradiction resolutions, ``contradicts``...) and its
+own tools. Each model is the whole argument list a tool accepts (:mod:`.arguments` reads it to
+name unknown and misspelt arguments); what the client is shown is :func:`lean_schema` of it:
+no titles, nullable optionals as plain types, no defaults, no length limits, nested objects
+cut to their property types, one short description where a name does not say enough. The
+``cstp.*`` method behind each tool validates every value again, strictly, so the schema only
+has to guide the model, and it costs every session's context window.
 """
 
 from __future__ import annotations
 
+import typing
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 Stakes = Literal["low", "medium", "high", "critical"]
-EdgeKind = Literal["relates_to", "supersedes", "depends_on"]
+#: Every edge type ``cstp.linkDecisions`` takes: CSTP's three first, then decigraph's relations
+#: and the derived memory relations.
+EdgeKind = Literal[
+    "relates_to",
+    "supersedes",
+    "depends_on",
+    "contradicts",
+    "refines",
+    "caused_by",
+    "blocks",
+    "temporal",
+    "entity",
+    "semantic",
+    "causal",
+]
+EDGE_KINDS = typing.get_args(EdgeKind)
 Direction = Literal["outgoing", "incoming", "both"]
 ReasonKind = Literal[
     "authority",
@@ -32,298 +47,254 @@ ReasonKind = Literal[
 ]
 Category = Literal["architecture", "process", "integration", "tooling", "security"]
 
-SUPERSEDES = "Ids of decisions this one replaces (resolves a contradiction block)."
-COMPATIBLE_WITH = (
-    "Ids of decisions flagged as contradicted that in fact both hold; never raised again."
-)
-OVERRIDE_REASON = "Record despite a block; the reason is logged."
-DESCRIPTION = "The decision statement: what was decided (or is about to be), in one sentence."
-AGENT_ID = (
-    "Scopes the deliberation-tracker session to consume (not your identity: calls are "
-    "recorded under the authenticated agent)."
-)
-DECISION_ID = "Scopes the deliberation-tracker session to one decision (not stored)."
+#: The resolutions of a refused write (``supersedes``, ``compatible_with``,
+#: ``override_reason``) are explained once, in the tools' descriptions.
+SUPERSEDES = COMPATIBLE_WITH = OVERRIDE_REASON = None
+CONFIDENCE = None  # its bounds (0 to 1) say it
 
 
-def _(text: str, default: Any = None, **limits: Any) -> Any:
-    """A field with its description (all optional fields default to ``None`` unless given)."""
+def _(text: str | None = None, default: Any = None, **limits: Any) -> Any:
+    """An optional field (``None`` unless ``default``), described only when ``text`` is."""
     return Field(default=default, description=text, **limits)
 
 
-def _required(text: str, **limits: Any) -> Any:
+def _required(text: str | None = None, **limits: Any) -> Any:
     return Field(description=text, **limits)
 
 
 class QueryFilters(BaseModel):
-    """Optional filters; unset ones do not restrict."""
-
-    category: str | None = _("Only this category.")
-    stakes: list[str] | None = _("Only these stakes levels (any of).")
-    status: list[str] | None = _("Only these review statuses (any of): pending, reviewed.")
-    project: str | None = _("Only this project.")
-    feature: str | None = _("Only this feature.")
-    pr: int | None = _("Only this pull-request number.")
-    min_confidence: float | None = _("Only decisions with at least this confidence.")
-    max_confidence: float | None = _("Only decisions with at most this confidence.")
-    has_outcome: bool | None = _("true: only reviewed decisions; false: only unreviewed ones.")
+    category: str | None = _()
+    stakes: list[str] | None = _()
+    status: list[str] | None = _()
+    project: str | None = _()
+    feature: str | None = _()
+    pr: int | None = _()
+    min_confidence: float | None = _()
+    max_confidence: float | None = _()
+    has_outcome: bool | None = _()
 
 
 class QueryDecisionsInput(BaseModel):
-    """Search past decisions by meaning and keywords."""
-
-    query: str = _required("What to look for, in natural language.", min_length=1)
-    limit: int = _("Most results to return.", 5, ge=1, le=50)
-    retrieval_mode: Literal["semantic", "keyword", "hybrid"] = _(
-        "semantic (meaning), keyword (exact words) or hybrid (both, the default).", "hybrid"
-    )
-    filters: QueryFilters | None = _("Restrict the search (category, stakes, project, ...).")
-    bridge_side: Literal["structure", "function"] | None = _(
-        "Search the bridge's structure (what it looks like) or function (what it does)."
-    )
+    query: str = _required(min_length=1)
+    limit: int = _(None, 5, ge=1, le=50)
+    retrieval_mode: Literal["semantic", "keyword", "hybrid"] = _(None, "hybrid")
+    filters: QueryFilters | None = _()
+    bridge_side: Literal["structure", "function"] | None = _()
 
 
 class CheckActionInput(BaseModel):
-    """Check a proposed action against the guardrails, without recording anything."""
-
-    description: str = _required("The action you intend to take.", min_length=1)
-    category: str | None = _("Its category (architecture, process, integration, ...).")
-    stakes: Stakes = _("How much is at stake.", "medium")
-    confidence: float | None = _("Your confidence that it is right, 0 to 1.", ge=0, le=1)
-    context: dict[str, Any] | None = _("Extra variables the guardrails may test (free-form).")
+    description: str = _required(min_length=1)
+    category: str | None = _()
+    stakes: Stakes = _(None, "medium")
+    confidence: float | None = _(CONFIDENCE, ge=0, le=1)
+    context: dict[str, Any] | None = _("Variables the guardrails may test.")
     supersedes: list[str] | None = _(SUPERSEDES)
     compatible_with: list[str] | None = _(COMPATIBLE_WITH)
 
 
 class ReasonInput(BaseModel):
-    """One reason behind a decision."""
-
-    type: ReasonKind = _required("The kind of reason.")
-    text: str = _required("The reason itself.", min_length=1)
+    type: ReasonKind = _required()
+    text: str = _required(min_length=1)
 
 
 class DeliberationInputItem(BaseModel):
-    """Something consulted while deciding."""
-
-    id: str = _required("An id for the input, referenced by the steps.")
-    text: str = _required("What it said.", min_length=1)
-    source: str | None = _("Where it came from.")
+    id: str = _required()
+    text: str = _required(min_length=1)
+    source: str | None = _()
 
 
 class DeliberationStep(BaseModel):
-    """One reasoning step."""
-
-    step: int = _required("Step number, from 1.", ge=1)
-    thought: str = _required("The thought.", min_length=1)
-    inputs_used: list[str] | None = _("Ids of the inputs this step used.")
-    type: str | None = _("The kind of step (e.g. reasoning).")
-    conclusion: bool = _("Whether this step is the conclusion.", False)
+    step: int = _required(ge=1)
+    thought: str = _required(min_length=1)
+    inputs_used: list[str] | None = _()
+    type: str | None = _()
+    conclusion: bool = _(None, False)
 
 
 class DeliberationInput(BaseModel):
-    """How the decision was reached: inputs consulted and reasoning steps."""
-
-    inputs: list[DeliberationInputItem] | None = _("Inputs consulted.")
-    steps: list[DeliberationStep] | None = _("Reasoning steps, in order.")
-    total_duration_ms: int | None = _("How long deliberating took, in milliseconds.", ge=0)
+    inputs: list[DeliberationInputItem] | None = _()
+    steps: list[DeliberationStep] | None = _()
+    total_duration_ms: int | None = _(ge=0)
 
 
 class BridgeInput(BaseModel):
-    """The decision as structure (what it looks like) and function (what it is for)."""
-
-    structure: str = _required("What it looks like.", min_length=1)
-    function: str = _required("What it is for.", min_length=1)
-    tolerance: list[str] | None = _("What may vary without breaking it.")
-    enforcement: list[str] | None = _("What keeps it in place.")
-    prevention: list[str] | None = _("What it prevents.")
+    structure: str = _required(min_length=1)
+    function: str = _required(min_length=1)
+    tolerance: list[str] | None = _()
+    enforcement: list[str] | None = _()
+    prevention: list[str] | None = _()
 
 
 class LogDecisionInput(BaseModel):
-    """Record a decision after the fact."""
+    decision: str = _required(min_length=1)
+    confidence: float = _required(CONFIDENCE, ge=0, le=1)
+    category: Category = _required()
+    stakes: Stakes = _(None, "medium")
+    context: str | None = _()
+    reasons: list[ReasonInput] | None = _()
+    tags: list[str] | None = _()
+    project: str | None = _()
+    feature: str | None = _()
+    pr: int | None = _(ge=1)
+    agent_id: str | None = _()
+    decision_id: str | None = _()
+    deliberation: DeliberationInput | None = _()
+    bridge: BridgeInput | None = _()
+    supersedes: list[str] | None = _(SUPERSEDES)
+    compatible_with: list[str] | None = _(COMPATIBLE_WITH)
+    override_reason: str | None = _(OVERRIDE_REASON)
+    contradicts: list[str] | None = _()
+    include_suggestions: bool | None = _("All quality tips, not only the top one.")
 
-    decision: str = _required(DESCRIPTION, min_length=1)
-    confidence: float = _required("Your confidence that it is right, 0 to 1.", ge=0, le=1)
-    category: Category = _required("The decision's category.")
-    stakes: Stakes = _("How much is at stake.", "medium")
-    context: str | None = _("The situation and constraints it was made in.")
-    reasons: list[ReasonInput] | None = _("Why: typed reasons (two or more kinds is better).")
-    tags: list[str] | None = _("Tags for finding it later.")
-    project: str | None = _("The project it belongs to.")
-    feature: str | None = _("The feature it belongs to.")
-    pr: int | None = _("The pull request it belongs to.", ge=1)
-    agent_id: str | None = _(AGENT_ID)
-    decision_id: str | None = _(DECISION_ID)
-    deliberation: DeliberationInput | None = _("The deliberation that led to it.")
-    bridge: BridgeInput | None = _("Its structure and function.")
+
+class ReviewOutcomeInput(BaseModel):
+    id: str = _required(min_length=1)
+    outcome: Literal["success", "partial", "failure", "abandoned"] = _required()
+    actual_result: str | None = _()
+    lessons: str | None = _()
+    notes: str | None = _()
+
+
+class GetStatsInput(BaseModel):
+    category: str | None = _()
+    project: str | None = _()
+    window: Literal["30d", "60d", "90d", "all"] | None = _()
+
+
+class GetDecisionInput(BaseModel):
+    id: str = _required(min_length=1)
+
+
+class ReasonStatsFilters(BaseModel):
+    category: str | None = _()
+    stakes: str | None = _()
+    project: str | None = _()
+
+
+class GetReasonStatsInput(BaseModel):
+    filters: ReasonStatsFilters | None = _()
+    min_reviewed: int = _(None, 3, ge=1, le=50)
+
+
+class UpdateDecisionInput(BaseModel):
+    id: str = _required(min_length=1)
+    decision: str | None = _(min_length=1)
+    confidence: float | None = _(CONFIDENCE, ge=0, le=1)
+    context: str | None = _()
+    tags: list[str] | None = _()
+    pattern: str | None = _()
     supersedes: list[str] | None = _(SUPERSEDES)
     compatible_with: list[str] | None = _(COMPATIBLE_WITH)
     override_reason: str | None = _(OVERRIDE_REASON)
 
 
-class ReviewOutcomeInput(BaseModel):
-    """Record how a decision turned out."""
-
-    id: str = _required("The decision's id (8 hex characters).", min_length=1)
-    outcome: Literal["success", "partial", "failure", "abandoned"] = _required("How it went.")
-    actual_result: str | None = _("What actually happened.")
-    lessons: str | None = _("What to do differently next time.")
-    notes: str | None = _("Anything else worth keeping.")
-
-
-class GetStatsInput(BaseModel):
-    """Calibration statistics of reviewed decisions."""
-
-    category: str | None = _("Only this category.")
-    project: str | None = _("Only this project.")
-    window: Literal["30d", "60d", "90d", "all"] | None = _("Only the last 30, 60 or 90 days.")
-
-
-class GetDecisionInput(BaseModel):
-    """Fetch one decision by id."""
-
-    id: str = _required("The decision's id (8 hex characters).", min_length=1)
-
-
-class ReasonStatsFilters(BaseModel):
-    """Optional filters; unset ones do not restrict."""
-
-    category: str | None = _("Only this category.")
-    stakes: str | None = _("Only this stakes level.")
-    project: str | None = _("Only this project.")
-
-
-class GetReasonStatsInput(BaseModel):
-    """Which kinds of reasons go with decisions that worked out."""
-
-    filters: ReasonStatsFilters | None = _("Restrict the decisions counted.")
-    min_reviewed: int = _("Fewest reviewed uses for a reason type to be scored.", 3, ge=1, le=50)
-
-
-class UpdateDecisionInput(BaseModel):
-    """Change fields of a recorded decision."""
-
-    id: str = _required("The decision's id (8 hex characters).", min_length=1)
-    decision: str | None = _("A new statement.", min_length=1)
-    confidence: float | None = _("A new confidence, 0 to 1.", ge=0, le=1)
-    context: str | None = _("A new context.")
-    tags: list[str] | None = _("New tags (they replace the existing ones).")
-    pattern: str | None = _("The reusable pattern this decision follows.")
-    compatible_with: list[str] | None = _(COMPATIBLE_WITH)
-    override_reason: str | None = _(OVERRIDE_REASON)
-
-
 class RecordThoughtInput(BaseModel):
-    """Record one reasoning step."""
-
-    text: str = _required("The thought.", min_length=1)
-    agent_id: str | None = _(AGENT_ID)
-    decision_id: str | None = _(
-        "A recorded decision to append the thought to; else scopes the tracker session."
-    )
+    text: str = _required(min_length=1)
+    agent_id: str | None = _()
+    decision_id: str | None = _()
 
 
 class ActionInput(BaseModel):
-    """The action you are about to take."""
-
-    description: str = _required("The action you intend to take.", min_length=1)
-    category: str | None = _("Its category (architecture, process, integration, ...).")
-    stakes: Stakes = _("How much is at stake.", "medium")
-    confidence: float | None = _("Your confidence that it is right, 0 to 1.", ge=0, le=1)
-    context: dict[str, Any] | None = _("Extra variables the guardrails may test (free-form).")
+    description: str = _required(min_length=1)
+    category: str | None = _()
+    stakes: Stakes = _(None, "medium")
+    confidence: float | None = _(CONFIDENCE, ge=0, le=1)
+    context: dict[str, Any] | None = _()
     supersedes: list[str] | None = _(SUPERSEDES)
     compatible_with: list[str] | None = _(COMPATIBLE_WITH)
     override_reason: str | None = _(OVERRIDE_REASON)
 
 
 class PreActionOptions(BaseModel):
-    """What the pre-action check does besides the guardrails."""
-
-    query_limit: int = _("How many similar past decisions to return.", 5, ge=1, le=20)
-    auto_record: bool = _("Record the action as a decision when it is allowed.", True)
+    query_limit: int = _(None, 5, ge=1, le=20)
+    auto_record: bool = _(None, True)
+    # the briefing's own options (``cstp.preAction``'s ``minRelevance``, ``maxChars``, ``explain``)
+    min_relevance: float | None = _(ge=0, le=1)
+    max_chars: int | None = _()
+    explain: bool | None = _()
 
 
 class PreActionInput(BaseModel):
-    """Check an action before taking it: similar decisions, guardrails, optional record."""
-
-    action: ActionInput = _required("The action you are about to take.")
-    options: PreActionOptions | None = _("Query size and whether to record.")
-    reasons: list[ReasonInput] | None = _("Why (kept when the action is recorded).")
-    tags: list[str] | None = _("Tags (kept when the action is recorded).")
-    pattern: str | None = _("The reusable pattern it follows (kept when recorded).")
-    agent_id: str | None = _(AGENT_ID)
+    action: ActionInput = _required()
+    options: PreActionOptions | None = _()
+    reasons: list[ReasonInput] | None = _()
+    tags: list[str] | None = _()
+    pattern: str | None = _()
+    agent_id: str | None = _()
 
 
 class GetSessionContextInput(BaseModel):
-    """Everything worth knowing at the start of a task."""
-
-    task_description: str | None = _("The task you are starting (finds relevant decisions).")
+    task_description: str | None = _()
     include: list[Literal["decisions", "guardrails", "calibration", "ready", "patterns"]] | None = (
-        _("Sections to include (default: all five).")
+        _()
     )
-    decisions_limit: int = _("Most relevant decisions to include.", 10, ge=1, le=50)
-    ready_limit: int = _("Most pending actions to include.", 5, ge=1, le=20)
-    format: Literal["json", "markdown"] = _("markdown (to read) or json.", "markdown")
-    agent_id: str | None = _("Name shown in the context's header.")
+    decisions_limit: int = _(None, 10, ge=1, le=50)
+    ready_limit: int = _(None, 5, ge=1, le=20)
+    format: Literal["json", "markdown"] = _(None, "markdown")
+    agent_id: str | None = _()
 
 
 class ReadyInput(BaseModel):
-    """Maintenance actions that need attention, most important first."""
-
-    min_priority: Literal["low", "medium", "high"] = _("Lowest priority to include.", "low")
-    action_types: list[str] = Field(
-        default_factory=list,
-        description="Only these kinds: review_outcome, calibration_drift, stale_pending.",
-    )
-    limit: int = _("Most actions to return.", 20, ge=1, le=50)
-    category: str | None = _("Only decisions of this category.")
-    agent_id: str | None = _("Accepted for compatibility; unused.")
+    min_priority: Literal["low", "medium", "high"] = _(None, "low")
+    action_types: list[str] = Field(default_factory=list)
+    limit: int = _(None, 20, ge=1, le=50)
+    category: str | None = _()
+    agent_id: str | None = _()
 
 
 class LinkDecisionsInput(BaseModel):
-    """Create a typed edge between two decisions."""
-
-    source_id: str = _required("The decision the edge starts from.", min_length=1)
-    target_id: str = _required("The decision the edge points to.", min_length=1)
-    edge_type: EdgeKind = _required(
-        "relates_to, supersedes (source replaces target) or depends_on."
-    )
-    weight: float = _("Strength of the link, above 0 and at most 1.", 1.0, gt=0, le=1.0)
-    context: str | None = _("Why they are linked.")
+    source_id: str = _required(min_length=1)
+    target_id: str = _required(min_length=1)
+    edge_type: EdgeKind = _required()
+    weight: float = _(None, 1.0, gt=0, le=1.0)
+    context: str | None = _()
 
 
 class GetGraphInput(BaseModel):
-    """The subgraph around a decision."""
-
-    node_id: str = _required("The decision at the centre.", min_length=1)
-    depth: int = _("How many hops to walk.", 1, ge=1, le=5)
-    edge_types: list[EdgeKind] | None = _("Only these edge types (default: all).")
-    direction: Direction = _("Follow outgoing, incoming or both directions.", "both")
+    node_id: str = _required(min_length=1)
+    depth: int = _(None, 1, ge=1, le=5)
+    edge_types: list[str] | None = _()  # any EdgeKind: the method names them when refused
+    direction: Direction = _(None, "both")
 
 
 class GetNeighborsInput(BaseModel):
-    """The decisions directly linked to one decision."""
-
-    node_id: str = _required("The decision whose neighbours to list.", min_length=1)
-    direction: Direction = _("outgoing, incoming or both.", "both")
-    edge_type: EdgeKind | None = _("Only this edge type.")
-    limit: int = _("Most neighbours to return.", 20, ge=1, le=100)
+    node_id: str = _required(min_length=1)
+    direction: Direction = _(None, "both")
+    edge_type: str | None = _()
+    limit: int = _(None, 20, ge=1, le=100)
 
 
 class GetCircuitStateInput(BaseModel):
-    """One circuit breaker's state."""
-
-    scope: str = _required(
-        "The breaker's scope, e.g. stakes:high or category:security.", min_length=1
-    )
+    scope: str = _required("e.g. stakes:high", min_length=1)
 
 
 class ListBreakersInput(BaseModel):
-    """Every circuit breaker."""
+    pass
+
+
+# -- decigraph's lifecycle tools (after its derived ones) ----------------------------------------
+class SetLifecycleInput(BaseModel):
+    id: str = _required(min_length=1)
+    lifecycle: Literal["proposed", "accepted", "rejected"] = _required()
+    reason: str | None = _()
+    override_reason: str | None = _(OVERRIDE_REASON)
+
+
+class ForgetInput(BaseModel):
+    id: str = _required(min_length=1)
+    reason: str | None = _()
+
+
+class SupersedeInput(BaseModel):
+    id: str = _required(min_length=1)
+    superseded_by: str = _required(min_length=1)
+    reason: str | None = _()
 
 
 def flat_schema(model: type[BaseModel], by_alias: bool = True) -> dict[str, Any]:
     """``model``'s JSON Schema with every ``$ref`` inlined and ``$defs`` removed (MCP clients
     differ in how they resolve references; a flat schema reads the same everywhere), and without
-    ``additionalProperties: false``: as in CSTP, unknown argument keys are accepted and ignored."""
+    ``additionalProperties: false``: unknown argument keys are named, not refused."""
     schema = model.model_json_schema(by_alias=by_alias)
     definitions = schema.pop("$defs", {})
 
@@ -337,7 +308,9 @@ def flat_schema(model: type[BaseModel], by_alias: bool = True) -> dict[str, Any]
             name = ref.rsplit("/", 1)[-1]
             if name in seen:  # a recursive model: no such model in the tools (refuse loudly)
                 raise ValueError(f"{model.__name__}: recursive schema {name}")
-            merged = {**definitions[name], **{k: v for k, v in node.items() if k != "$ref"}}
+            # a model's docstring is not its fields' description: only the field's own is kept
+            model_schema = {k: v for k, v in definitions[name].items() if k != "description"}
+            merged = {**model_schema, **{k: v for k, v in node.items() if k != "$ref"}}
             return inline(merged, (*seen, name))
         out = {key: inline(value, seen) for key, value in node.items()}
         if out.get("additionalProperties") is False:
@@ -346,9 +319,113 @@ def flat_schema(model: type[BaseModel], by_alias: bool = True) -> dict[str, Any]
 
     flat: dict[str, Any] = inline(schema, ())
     flat.setdefault("properties", {})
-    for key, prop in flat["properties"].items():  # pydantic leaves a model-typed field untitled
-        prop.setdefault("title", key.replace("_", " ").title())
     return flat
+
+
+#: The keys a lean schema keeps (``minimum``/``maximum`` only for a 0-1 fraction).
+_KEPT = frozenset({"type", "properties", "required", "items", "enum", "description"})
+#: Objects shown with their properties; any other nested object is one line (:func:`shape`).
+OPEN = frozenset({"action"})
+#: Listed without their enum beyond this many values (the method names them when refused),
+#: except where a tool's schema says otherwise (link_decisions' eleven edge types).
+MAX_ENUM = 8
+
+
+def _plain_node(node: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf [T, null]`` as ``T`` (the outer description kept); other unions as a type list."""
+    node = dict(node)
+    options = node.pop("anyOf", None)
+    if options is None:
+        return node
+    kept = [o for o in options if o.get("type") != "null"]
+    if len(kept) == 1:
+        return {**kept[0], **{k: v for k, v in node.items() if k == "description"}}
+    node["type"] = [o.get("type") for o in kept if isinstance(o.get("type"), str)]
+    return node
+
+
+def shape(node: dict[str, Any], values: bool = True) -> str:
+    """A nested object's keys in one line: ``{type:a|b,text,tags[]}`` (with each enum's
+    values unless ``values`` is false)."""
+    parts = []
+    for key, raw in node.get("properties", {}).items():
+        prop = _plain_node(raw)
+        items = prop.get("items") if prop.get("type") == "array" else None
+        inner = _plain_node(items) if isinstance(items, dict) else prop
+        part = key + ("[]" if items is not None else "")
+        if inner.get("properties"):
+            part += shape(inner, values)
+        elif values and inner.get("enum") and len(inner["enum"]) <= MAX_ENUM:
+            part += ":" + "|".join(str(v) for v in inner["enum"])
+        parts.append(part)
+    return "{" + ",".join(parts) + "}"
+
+
+def lean(
+    node: dict[str, Any], depth: int = 0, name: str = "", max_enum: int = MAX_ENUM
+) -> dict[str, Any]:
+    """One (flat) schema node as a client is shown it: ``anyOf [T, null]`` as ``T``, no
+    titles, defaults, formats or length limits, no enum of more than :data:`MAX_ENUM` values;
+    a nested object (or list of objects) is one line of its keys (:func:`shape`) unless it is
+    one of :data:`OPEN`; a free-form object is ``{type: object}``."""
+    node = _plain_node(node)
+    fraction = node.get("minimum") == 0 and node.get("maximum") == 1
+    out = {key: value for key, value in node.items() if key in _KEPT}
+    if fraction:
+        out["minimum"], out["maximum"] = 0, 1
+    if len(out.get("enum", ())) > max_enum:
+        del out["enum"]
+    items = out.get("items")
+    nested = items if isinstance(items, dict) and items.get("properties") else out
+    if depth and nested.get("properties") and name not in OPEN:
+        said = out.get("description")
+        line = shape(nested, values=items is not None)  # a record list's values: reasons' types
+        out = {"type": out.get("type", "object"), "description": f"{said} {line}" if said else line}
+        if items is not None:
+            out["items"] = {"type": "object"}
+        return out
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {
+            k: lean(v, depth + 1, k, max_enum) for k, v in out["properties"].items()
+        }
+        if not out["properties"] and depth:
+            del out["properties"]
+    if isinstance(items, dict):
+        out["items"] = lean(items, depth + 1, max_enum=max_enum)
+        out["items"].pop("description", None)
+    return out
+
+
+def lean_schema(
+    model: type[BaseModel],
+    hidden: frozenset[str] = frozenset(),
+    by_alias: bool = True,
+    max_enum: int = MAX_ENUM,
+) -> dict[str, Any]:
+    """The schema a client is shown for ``model`` (:func:`lean` of :func:`flat_schema`),
+    without the ``hidden`` arguments (accepted all the same)."""
+    flat = flat_schema(model, by_alias)
+    flat["properties"] = {k: v for k, v in flat["properties"].items() if k not in hidden}
+    schema = lean(flat, max_enum=max_enum)
+    schema.pop("description", None)  # the tool's own description says it
+    schema["type"] = "object"
+    schema.setdefault("properties", {})
+    return schema
+
+
+#: Arguments a tool accepts but does not list (rarely what a model needs; each costs every
+#: session's context): CSTP's tracker scopes, a decision's location and deliberation...
+HIDDEN: dict[str, frozenset[str]] = {
+    "query_decisions": frozenset({"bridge_side"}),
+    "check_action": frozenset({"context"}),
+    "log_decision": frozenset(
+        {"feature", "pr", "agent_id", "decision_id", "deliberation", "bridge"}
+    ),
+    "review_outcome": frozenset({"notes"}),
+    "update_decision": frozenset({"pattern"}),
+    "record_thought": frozenset({"agent_id"}),
+    "ready": frozenset({"agent_id", "action_types", "category"}),
+}
 
 
 #: The 17 CSTP tools' inputs, by tool name, in CSTP's order.
@@ -370,4 +447,11 @@ CSTP_INPUTS: dict[str, type[BaseModel]] = {
     "get_neighbors": GetNeighborsInput,
     "get_circuit_state": GetCircuitStateInput,
     "list_breakers": ListBreakersInput,
+}
+
+#: decigraph's lifecycle tools, listed after its derived ones.
+LIFECYCLE_INPUTS: dict[str, type[BaseModel]] = {
+    "set_lifecycle": SetLifecycleInput,
+    "forget": ForgetInput,
+    "supersede": SupersedeInput,
 }

@@ -3,12 +3,17 @@
 One server object serves any transport: :mod:`.http` (streamable HTTP at ``/mcp``, the agent
 from the bearer token) and :mod:`.stdio` (the agent given on the command line). Each tool call
 runs :func:`~.tools.run_tool` in a worker thread (the dispatcher embeds text and writes to disk:
-never on the event loop).
+never on the event loop), as the agent and in the MCP session it came in (each session gets its
+own key, ``mcp:<8 hex>``: the deliberation tracker attaches only that session's reads to the
+decision it records). A result is one compact JSON text block and nothing else (no
+``structuredContent`` copy: no tool declares an output schema).
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
+import weakref
 from collections.abc import Callable, Mapping
 from functools import partial
 from importlib.metadata import version
@@ -20,9 +25,11 @@ from jsonschema.exceptions import best_match
 from mcp import types
 from mcp.server.lowlevel import Server
 
+from service.rpc.errors import clip_echoes
 from service.rpc.protocol import CallContext, Dispatcher
 
-from .tools import Tool, build_tools, error_outcome, run_tool
+from .results import Outcome, error_outcome
+from .tools import Tool, build_tools, misspelt_argument, run_tool
 
 logger = logging.getLogger(__name__)
 
@@ -36,19 +43,39 @@ INSTRUCTIONS = (
     "out; recall searches decisions and memory together."
 )
 
-#: ``(method, params, agent) -> JSON-RPC response`` (``{"result": ...}`` or ``{"error": ...}``).
-Invoke = Callable[[str, dict[str, Any], str], Mapping[str, Any]]
+#: Longest schema-violation text (the SDK's wording quotes the offending value).
+MAX_SCHEMA_ERROR = 400
+
+#: ``(method, params, caller) -> JSON-RPC response`` (``{"result": ...}`` or ``{"error": ...}``);
+#: the caller is the agent and the MCP session the call came in (an agent id alone: no session).
+Invoke = Callable[[str, dict[str, Any], CallContext | str], Mapping[str, Any]]
 
 
 def dispatcher_invoke(dispatcher: Dispatcher) -> Invoke:
     """Calls through the service's own JSON-RPC dispatcher (what ``POST /cstp`` runs)."""
 
-    def invoke(method: str, params: dict[str, Any], agent: str) -> Mapping[str, Any]:
+    def invoke(method: str, params: dict[str, Any], caller: CallContext | str) -> Mapping[str, Any]:
         request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-        answer = dispatcher.handle(request, CallContext(agent))
+        context = caller if isinstance(caller, CallContext) else CallContext(caller)
+        answer = dispatcher.handle(request, context)
         return answer if isinstance(answer, Mapping) else {"error": {"code": -32603}}
 
     return invoke
+
+
+class SessionKeys:
+    """One tracker key per MCP session (``mcp:<8 hex>``), kept as long as the session is."""
+
+    def __init__(self) -> None:
+        self._keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    def of(self, session: Any) -> str | None:
+        if session is None:
+            return None
+        key = self._keys.get(session)
+        if key is None:
+            key = self._keys[session] = f"mcp:{secrets.token_hex(4)}"
+        return key
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
@@ -69,6 +96,7 @@ def build_server(invoke: Invoke, agent: str | None = None) -> Server[Any, Any]:
         tool.name: jsonschema.validators.validator_for(tool.input_schema)(tool.input_schema)
         for tool in tools
     }
+    sessions = SessionKeys()
 
     async def list_tools() -> list[types.Tool]:
         return listed
@@ -76,29 +104,26 @@ def build_server(invoke: Invoke, agent: str | None = None) -> Server[Any, Any]:
     async def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         caller = _agent(server) or agent
         tool = by_name.get(name)
+        refused = misspelt_argument(tool, arguments) if tool is not None else None
+        if refused is not None:
+            return _result(refused)
         if tool is not None:
             error = best_match(validators[name].iter_errors(arguments or {}))
-            if error is not None:  # the SDK's own wording for a schema violation
+            if error is not None:  # the SDK's own wording, its quoted value clipped
+                said = clip_echoes(error.message, MAX_SCHEMA_ERROR)
+                text = f"Input validation error: {said}"
                 return types.CallToolResult(
-                    content=[
-                        types.TextContent(
-                            type="text", text=f"Input validation error: {error.message}"
-                        )
-                    ],
-                    isError=True,
+                    content=[types.TextContent(type="text", text=text)], isError=True
                 )
         if tool is None:
             outcome = error_outcome({"code": -32601, "message": f"unknown tool {name!r}"})
         elif caller is None:  # not reachable through http.py (it refuses first): fail closed
             outcome = error_outcome({"code": -32001, "message": "no authenticated agent"})
         else:
-            call = partial(_call, invoke, caller)
+            context = CallContext(caller, sessions.of(_session(server)))
+            call = partial(_call, invoke, context)
             outcome = await anyio.to_thread.run_sync(run_tool, tool, arguments, call)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=outcome.text())],
-            structuredContent=outcome.payload,
-            isError=outcome.is_error,
-        )
+        return _result(outcome)
 
     # The SDK's decorators are untyped; registering through them keeps our functions typed.
     server.list_tools()(list_tools)  # type: ignore[no-untyped-call]
@@ -106,8 +131,24 @@ def build_server(invoke: Invoke, agent: str | None = None) -> Server[Any, Any]:
     return server
 
 
-def _call(invoke: Invoke, agent: str, method: str, params: dict[str, Any]) -> Mapping[str, Any]:
-    return invoke(method, params, agent)
+def _result(outcome: Outcome) -> types.CallToolResult:
+    """A tool's answer as MCP carries it: one compact JSON text block."""
+    text = types.TextContent(type="text", text=outcome.text())
+    return types.CallToolResult(content=[text], isError=outcome.is_error)
+
+
+def _call(
+    invoke: Invoke, caller: CallContext, method: str, params: dict[str, Any]
+) -> Mapping[str, Any]:
+    return invoke(method, params, caller)
+
+
+def _session(server: Server[Any, Any]) -> Any:
+    """The MCP session this request belongs to (``None`` outside a request)."""
+    try:
+        return server.request_context.session
+    except LookupError:
+        return None
 
 
 def _agent(server: Server[Any, Any]) -> str | None:

@@ -4,78 +4,53 @@ result.
 
 Every call goes through the JSON-RPC dispatcher (:data:`Call`: a method and its params in, the
 JSON-RPC response out), so a tool sees exactly what ``POST /cstp`` answers; only the argument
-mapping and CSTP's documented result differences (reference §8.4) live here. The table is pure:
-:func:`run_tool` takes the call function, so the server can dispatch in-process or over HTTP.
-
-Errors: a JSON-RPC error becomes a tool result with ``isError: true`` whose text is
-``{"error": <kind>, "message": ..., "code": ..., "data"?: ...}`` (:data:`ERROR_KINDS`). CSTP
-answers tool errors with ``isError: false``; a flag the client sees lets a model notice the
-call failed instead of reading an error as data. Two "not found" answers stay results, as in
-CSTP: ``get_decision`` (``found: false``) and ``review_outcome`` (``status: "not_found"``).
+mapping and CSTP's documented result differences (reference §8.4, :mod:`.results`) live here.
+The table is pure: :func:`run_tool` takes the call function, so the server can dispatch
+in-process or over HTTP. Unknown arguments are named in the answer's ``warnings`` and a
+misspelt one refuses the call (:mod:`.arguments`); a write the guardrails refuse says which
+of the tool's own arguments resolves it (:func:`.results.blocked_outcome`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic.alias_generators import to_camel
 
-from .descriptions import DESCRIPTIONS, derived_tools
-from .schemas import CSTP_INPUTS, flat_schema
+from service.rpc.errors import RpcError
+
+from .arguments import Known, check_arguments, known_of, with_warnings
+from .descriptions import DERIVED_HIDDEN, DESCRIPTIONS, PROPERTY_DESCRIPTIONS, derived_tools
+from .results import (
+    NOT_FOUND,
+    Outcome,
+    Shape,
+    as_is,
+    blocked_outcome,
+    breakers_result,
+    check_result,
+    circuit_result,
+    decision_not_found,
+    decision_result,
+    error_outcome,
+    review_not_found,
+)
+from .schemas import CSTP_INPUTS, EDGE_KINDS, HIDDEN, LIFECYCLE_INPUTS, lean_schema
 
 #: ``(method, params) -> JSON-RPC response`` (``{"result": ...}`` or ``{"error": ...}``).
 Call = Callable[[str, dict[str, Any]], Mapping[str, Any]]
 Args = Mapping[str, Any]
-
-#: JSON-RPC error code -> the ``error`` word of a failed tool result.
-ERROR_KINDS = {
-    -32700: "invalid_request",
-    -32600: "invalid_request",
-    -32601: "method_not_found",
-    -32602: "validation_error",
-    -32603: "internal_error",
-    -32001: "unauthorized",
-    -32003: "unavailable",
-    -32004: "record_failed",
-    -32005: "not_found",
-    -32009: "conflict",
-    -32010: "unavailable",
+#: A guardrail refusal: JSON-RPC's code, with violations in its data.
+BLOCKED = -32004
+#: The resolutions each gated write tool takes (named in its refusal).
+RESOLUTIONS: dict[str, tuple[str, ...]] = {
+    "log_decision": ("supersedes", "compatible_with", "override_reason"),
+    "update_decision": ("supersedes", "compatible_with", "override_reason"),
+    "set_lifecycle": ("override_reason",),
 }
-NOT_FOUND = -32005
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A tool's answer: the JSON object shown to the model, and whether the call failed."""
-
-    payload: dict[str, Any]
-    is_error: bool = False
-
-    def text(self) -> str:
-        """The payload as the one text block (pretty-printed, as CSTP)."""
-        return json.dumps(self.payload, indent=2, ensure_ascii=False, default=str)
-
-
-def error_outcome(error: Mapping[str, Any]) -> Outcome:
-    """A JSON-RPC error object as a failed tool result."""
-    code = error.get("code")
-    kind = ERROR_KINDS.get(code, "internal_error") if isinstance(code, int) else "internal_error"
-    data = error.get("data")
-    if kind == "record_failed" and isinstance(data, Mapping) and "violations" in data:
-        kind = "guardrail_blocked"
-    payload: dict[str, Any] = {
-        "error": kind,
-        "message": str(error.get("message", "")),
-        "code": code,
-    }
-    if data is not None:
-        payload["data"] = data
-    return Outcome(payload, is_error=True)
 
 
 def _given(args: Args, *names: str) -> dict[str, Any]:
@@ -127,9 +102,9 @@ def query_params(args: Args) -> dict[str, Any]:
 
 def log_params(args: Args) -> dict[str, Any]:
     names = ("decision", "confidence", "category", "context", "reasons", "tags", "project")
-    params = _given(args, *names, "feature", "pr", "deliberation", "bridge")
+    params = _given(args, *names, "feature", "pr", "deliberation", "bridge", "contradicts")
     params["stakes"] = args.get("stakes") or "medium"
-    params.update(_camel(_given(args, "agent_id", "decision_id")))
+    params.update(_camel(_given(args, "agent_id", "decision_id", "include_suggestions")))
     params.update(_resolutions(args))
     return params
 
@@ -199,72 +174,19 @@ def _all_camel(*names: str) -> Callable[[Args], dict[str, Any]]:
     return mapping
 
 
-# --- result shapes (reference §8.4 "Differences")
+def lifecycle_params(args: Args) -> dict[str, Any]:
+    params = _given(args, "id", "lifecycle", "reason")
+    if args.get("override_reason") is not None:
+        params["override"] = {"reason": args["override_reason"]}
+    return params
 
 
-def check_result(result: Mapping[str, Any], args: Args) -> dict[str, Any]:
-    """CSTP's reduced snake_case verdict."""
-
-    def finding(item: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            "guardrail_id": item.get("guardrailId", item.get("guardrail_id")),
-            "name": item.get("name"),
-            "message": item.get("message"),
-            "severity": item.get("severity"),
-            **({"suggestion": item["suggestion"]} if item.get("suggestion") else {}),
-        }
-
-    return {
-        "allowed": result.get("allowed"),
-        "violations": [finding(v) for v in result.get("violations", [])],
-        "warnings": [finding(w) for w in result.get("warnings", [])],
-        "evaluated": result.get("evaluated"),
-        **({"conflicts": result["conflicts"]} if result.get("conflicts") else {}),
-    }
-
-
-def circuit_result(result: Mapping[str, Any], args: Args) -> dict[str, Any]:
-    """The raw snake_case breaker state (``opened_at`` a number, as CSTP's tool gives it)."""
-    raw = {to_snake(key): value for key, value in result.items()}
-    opened = raw.get("opened_at")
-    if isinstance(opened, str):
-        # An ISO time stays as it is: a number only when the method gives epoch seconds.
-        with contextlib.suppress(ValueError):
-            raw["opened_at"] = float(opened)
-    for key in ("cooldown_remaining_ms", "opened_at", "probe_in_flight", "from_config"):
-        raw.setdefault(key, None)
-    return raw
-
-
-def breakers_result(result: Mapping[str, Any], args: Args) -> dict[str, Any]:
-    breakers = list(result.get("breakers", []))
-    return {**result, "breakers": breakers, "total": len(breakers)}
-
-
-def decision_result(result: Mapping[str, Any], args: Args) -> dict[str, Any]:
-    if result.get("found") is False:
-        return {**result, "error": f"Decision not found: {args.get('id')}"}
-    return dict(result)
-
-
-def decision_not_found(error: Mapping[str, Any], args: Args) -> dict[str, Any]:
-    return {"found": False, "id": args.get("id"), "error": f"Decision not found: {args.get('id')}"}
-
-
-def review_not_found(error: Mapping[str, Any], args: Args) -> dict[str, Any]:
-    return {
-        "success": False,
-        "id": args.get("id"),
-        "status": "not_found",
-        "error": f"Decision not found: {args.get('id')}",
-    }
-
-
-Shape = Callable[[Mapping[str, Any], Args], dict[str, Any]]
-
-
-def _as_is(result: Mapping[str, Any], args: Args) -> dict[str, Any]:
-    return dict(result)
+def supersede_params(args: Args) -> dict[str, Any]:
+    """``superseded_by`` supersedes ``id``: the edge ``cstp.linkDecisions`` makes."""
+    params = {"sourceId": args.get("superseded_by"), "targetId": args.get("id")}
+    params["edgeType"] = "supersedes"
+    params.update({"context": args["reason"]} if args.get("reason") is not None else {})
+    return params
 
 
 @dataclass(frozen=True)
@@ -276,23 +198,45 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     params: Callable[[Args], dict[str, Any]]
-    shape: Shape = _as_is
+    shape: Shape = as_is
     #: A "not found" error (-32005) answered as a result instead of an error.
     not_found: Shape | None = None
-    #: Keys of the schema's properties (unknown argument keys are dropped before mapping).
-    properties: frozenset[str] = field(default_factory=frozenset)
+    #: Every argument the tool accepts, at every depth (listed in the schema or not).
+    known: Known = field(default_factory=dict)
+    #: Where the answer names ignored arguments (check_action's ``warnings`` are guardrails').
+    warnings_key: str = "warnings"
+
+
+def misspelt_argument(tool: Tool, arguments: Args | None) -> Outcome | None:
+    """The refusal of a call whose arguments misspell one the tool accepts (checked before the
+    schema: ``confidnce`` is then named as a misspelling, not ``confidence`` as missing)."""
+    try:
+        check_arguments(tool.known, arguments or {})
+    except RpcError as exc:
+        return error_outcome(exc.to_dict())
+    return None
 
 
 def run_tool(tool: Tool, arguments: Args | None, call: Call) -> Outcome:
-    """Run ``tool`` with ``arguments`` through ``call``; never raises for a refused call."""
-    args = {k: v for k, v in (arguments or {}).items() if k in tool.properties}
-    empty = not update_params(args)["updates"] and not args.get("compatible_with")
-    if tool.name == "update_decision" and empty:
-        fields = "decision, confidence, context, tags, pattern (or compatible_with)"
-        return Outcome(
-            {"error": "validation_error", "message": f"No fields to update: give one of {fields}"},
-            is_error=True,
-        )
+    """Run ``tool`` with ``arguments`` through ``call``; never raises for a refused call.
+    Unknown arguments are dropped and named in the answer's warnings; a misspelt one refuses
+    the call before anything is called."""
+    try:
+        args, warnings = check_arguments(tool.known, arguments or {})
+    except RpcError as exc:
+        return error_outcome(exc.to_dict())
+    outcome = _run(tool, args, call)
+    payload = with_warnings(outcome.payload, warnings, tool.warnings_key)
+    return Outcome(payload, outcome.is_error)
+
+
+def _run(tool: Tool, args: Args, call: Call) -> Outcome:
+    if tool.name == "update_decision":
+        settles = args.get("compatible_with") or args.get("supersedes")
+        if not update_params(args)["updates"] and not settles:
+            fields = "decision, confidence, context, tags, pattern (or compatible_with, supersedes)"
+            message = f"No fields to update: give one of {fields}"
+            return Outcome({"error": "validation_error", "message": message}, is_error=True)
     if tool.name == "record_thought":
         return _record_thought(args, call)
     answer = call(tool.method, tool.params(args))
@@ -300,6 +244,8 @@ def run_tool(tool: Tool, arguments: Args | None, call: Call) -> Outcome:
     if error is not None:
         if tool.not_found is not None and error.get("code") == NOT_FOUND:
             return Outcome(tool.not_found(error, args))
+        if tool.name in RESOLUTIONS and error.get("code") == BLOCKED:
+            return blocked_outcome(tool.name, error, RESOLUTIONS[tool.name])
         return error_outcome(error)
     result = answer.get("result")
     return Outcome(tool.shape(result if isinstance(result, Mapping) else {}, args))
@@ -325,44 +271,44 @@ def _record_thought(args: Args, call: Call) -> Outcome:
 
 #: tool -> (method, params mapping, result shape, not-found-as-result)
 _CSTP: dict[str, tuple[str, Callable[[Args], dict[str, Any]], Shape, Shape | None]] = {
-    "query_decisions": ("cstp.queryDecisions", query_params, _as_is, None),
+    "query_decisions": ("cstp.queryDecisions", query_params, as_is, None),
     "check_action": ("cstp.checkGuardrails", lambda a: {"action": _action(a)}, check_result, None),
-    "log_decision": ("cstp.recordDecision", log_params, _as_is, None),
-    "review_outcome": ("cstp.reviewDecision", review_params, _as_is, review_not_found),
-    "get_stats": ("cstp.getCalibration", stats_params, _as_is, None),
+    "log_decision": ("cstp.recordDecision", log_params, as_is, None),
+    "review_outcome": ("cstp.reviewDecision", review_params, as_is, review_not_found),
+    "get_stats": ("cstp.getCalibration", stats_params, as_is, None),
     "get_decision": ("cstp.getDecision", _all_camel("id"), decision_result, decision_not_found),
-    "get_reason_stats": ("cstp.getReasonStats", reason_stats_params, _as_is, None),
-    "update_decision": ("cstp.updateDecision", update_params, _as_is, None),
+    "get_reason_stats": ("cstp.getReasonStats", reason_stats_params, as_is, None),
+    "update_decision": ("cstp.updateDecision", update_params, as_is, None),
     "record_thought": (
         "cstp.recordThought",
         _all_camel("text", "agent_id", "decision_id"),
-        _as_is,
+        as_is,
         None,
     ),
-    "pre_action": ("cstp.preAction", pre_action_params, _as_is, None),
-    "get_session_context": ("cstp.getSessionContext", context_params, _as_is, None),
+    "pre_action": ("cstp.preAction", pre_action_params, as_is, None),
+    "get_session_context": ("cstp.getSessionContext", context_params, as_is, None),
     "ready": (
         "cstp.ready",
         _all_camel("min_priority", "action_types", "limit", "category", "agent_id"),
-        _as_is,
+        as_is,
         None,
     ),
     "link_decisions": (
         "cstp.linkDecisions",
         _all_camel("source_id", "target_id", "edge_type", "weight", "context"),
-        _as_is,
+        as_is,
         None,
     ),
     "get_graph": (
         "cstp.getGraph",
         _all_camel("node_id", "depth", "edge_types", "direction"),
-        _as_is,
+        as_is,
         None,
     ),
     "get_neighbors": (
         "cstp.getNeighbors",
         _all_camel("node_id", "direction", "edge_type", "limit"),
-        _as_is,
+        as_is,
         None,
     ),
     "get_circuit_state": ("cstp.getCircuitState", _all_camel("scope"), circuit_result, None),
@@ -370,53 +316,45 @@ _CSTP: dict[str, tuple[str, Callable[[Args], dict[str, Any]], Shape, Shape | Non
 }
 
 
-def _tool(
-    name: str,
-    method: str,
-    schema: dict[str, Any],
-    params: Callable[[Args], dict[str, Any]],
-    shape: Shape = _as_is,
-    not_found: Shape | None = None,
-) -> Tool:
-    return Tool(
-        name=name,
-        method=method,
-        description=DESCRIPTIONS[name],
-        input_schema=schema,
-        params=params,
-        shape=shape,
-        not_found=not_found,
-        properties=frozenset(schema.get("properties", {})),
-    )
+#: decigraph's lifecycle tools: tool -> (method, params mapping).
+_LIFECYCLE: dict[str, tuple[str, Callable[[Args], dict[str, Any]]]] = {
+    "set_lifecycle": ("cstp.setLifecycle", lifecycle_params),
+    "forget": ("cstp.forget", _all_camel("id", "reason")),
+    "supersede": ("cstp.linkDecisions", supersede_params),
+}
 
 
 def build_tools() -> list[Tool]:
-    """CSTP's 17 tools in CSTP's order, then decigraph's own."""
+    """CSTP's 17 tools in CSTP's order, then decigraph's own, then its lifecycle tools."""
     tools = []
     for name, model in CSTP_INPUTS.items():
         method, params, shape, not_found = _CSTP[name]
-        tools.append(_tool(name, method, flat_schema(model), params, shape, not_found))
-    for name, method, model, renames in derived_tools():
-        schema = derived_schema(model, renames, name)
-        tools.append(_tool(name, method, schema, _renamed(renames)))
+        schema = lean_schema(model, HIDDEN.get(name, frozenset()), max_enum=len(EDGE_KINDS))
+        said, known = DESCRIPTIONS[name], known_of(model)
+        key = "paramWarnings" if name == "check_action" else "warnings"
+        tools.append(Tool(name, method, said, schema, params, shape, not_found, known, key))
+    for name, method, params_model, renames in derived_tools():
+        schema = derived_schema(params_model, renames, name)
+        known = known_of(params_model, renames)
+        tools.append(Tool(name, method, DESCRIPTIONS[name], schema, _renamed(renames), known=known))
+    for name, model in LIFECYCLE_INPUTS.items():
+        method, params = _LIFECYCLE[name]
+        schema = lean_schema(model)
+        tools.append(Tool(name, method, DESCRIPTIONS[name], schema, params, known=known_of(model)))
     return tools
 
 
 def derived_schema(model: type[BaseModel], renames: Mapping[str, str], name: str) -> dict[str, Any]:
-    """A decigraph method's params as a tool schema: snake_case field names (``renames`` for
-    the few whose tool name differs), the method's own limits, a description for each."""
-    from .descriptions import PROPERTY_DESCRIPTIONS
-
-    schema = flat_schema(model, by_alias=False)
-    schema["title"] = "".join(part.title() for part in name.split("_")) + "Input"
-    schema["description"] = DESCRIPTIONS[name].split("\n")[0]
+    """A decigraph method's params as a lean tool schema: snake_case field names (``renames``
+    for the few whose tool name differs), the few arguments worth listing, a description only
+    where the name does not say it."""
+    hidden = DERIVED_HIDDEN.get(name, frozenset())
+    schema = lean_schema(model, frozenset(hidden), by_alias=False)
     properties: dict[str, Any] = {}
-    for key, original in schema["properties"].items():
+    for key, prop in schema["properties"].items():
         new = renames.get(key, key)
-        prop = dict(original)
-        prop["title"] = new.replace("_", " ").title()
-        prop["description"] = PROPERTY_DESCRIPTIONS.get(new) or prop.get("description", "")
-        properties[new] = prop
+        said = PROPERTY_DESCRIPTIONS.get(new)
+        properties[new] = {**prop, "description": said} if said else prop
     schema["properties"] = properties
     if "required" in schema:
         schema["required"] = [renames.get(key, key) for key in schema["required"]]

@@ -104,6 +104,9 @@ class CstpRecordFields(Params):
 class RecordParams(CstpRecordFields, RecordDecision):
     model_config = wire(text="decision", occurred_at=("occurredAt", "validFrom"))
 
+    #: Every quality suggestion in the answer (default: the single most useful one).
+    include_suggestions: bool = False
+
     def command(self) -> RecordDecision:
         """The use case's input: CSTP's fields mapped onto decigraph's (given ones win).
 
@@ -163,9 +166,10 @@ class StatsParams(Params):
         return end_of_day(value)
 
 
-def recorded_view(made: usecases.Recorded) -> dict[str, Any]:
+def recorded_view(made: usecases.Recorded, every_suggestion: bool = False) -> dict[str, Any]:
     """The ``recordDecision`` answer (CSTP's snake_case; the deliberation keys say what the
-    tracker attached, as CSTP's CLI reads them)."""
+    tracker attached, as CSTP's CLI reads them). ``quality.suggestions`` names the most useful
+    missing part only, unless ``every_suggestion``."""
     node = made.node
     extras = node.extras or {}
     deliberation = extras.get("deliberation")
@@ -180,7 +184,7 @@ def recorded_view(made: usecases.Recorded) -> dict[str, Any]:
         "id": node.id,
         "indexed": True,
         "timestamp": format_ts(node.created_at),
-        "quality": quality(node),
+        "quality": quality(node, every_suggestion),
         "graph_edges_created": len(made.edges),
         "suggestions": [suggestion_view(s) for s in made.suggestions],
         "guardrail_warnings": [w.to_dict() for w in made.verdict.warnings],
@@ -199,9 +203,15 @@ def conflicts_field(verdict: usecases.Verdict | None) -> dict[str, Any]:
 def register_decisions(registry: Registry, app: usecases.Decigraph) -> None:
     def record(p: RecordParams, ctx: CallContext) -> Mapping[str, Any]:
         cmd = tracker.attach_deliberation(
-            app, p.command(), agent=ctx.agent, agent_id=p.agent_id, decision_id=p.decision_id
+            app,
+            p.command(),
+            agent=ctx.agent,
+            agent_id=p.agent_id,
+            decision_id=p.decision_id,
+            session=ctx.session,
         )
-        return recorded_view(usecases.record_decision(app, cmd, ctx.agent))
+        made = usecases.record_decision(app, cmd, ctx.agent)
+        return recorded_view(made, p.include_suggestions)
 
     def get(p: GetParams, ctx: CallContext) -> Mapping[str, Any]:
         at, point = at_of(app, p)

@@ -3,8 +3,9 @@ observer that tracks the reads an agent makes before it decides.
 
 The observer runs after a method answered successfully (:attr:`Registry.observers`), so a
 refused call tracks nothing. Reads are tracked under the caller's ``rpc:<agent>`` session, as
-CSTP's JSON-RPC does; the MCP tools dispatch through the same registry, so their reads land in
-the same session and a later ``log_decision`` takes them (CSTP's MCP keys keep them apart).
+CSTP's JSON-RPC does, or, for a client that keeps a session (an MCP session, a ``decigraph
+mcp`` process: :attr:`CallContext.session`), under that session's key: a ``log_decision`` in an
+MCP session takes that session's reads only.
 
 ``debugTracker`` shows the caller's own sessions and history only (CSTP: every agent's).
 """
@@ -90,21 +91,22 @@ def make_observer(app: usecases.Decigraph) -> CallObserver:
     """The :data:`~service.rpc.protocol.CallObserver` that feeds the tracker."""
 
     def observer(name: str, params: Any, result: Mapping[str, Any], ctx: CallContext) -> None:
-        agent = ctx.agent
+        agent, session = ctx.agent, ctx.session
         if name == "cstp.queryDecisions":
             query = _text(getattr(params, "query", None))
             if query.strip():  # a listing (no query) is browsing, not deliberating
                 mode = _text(result.get("retrievalMode")) or "semantic"
-                tracker.track_query(app, agent, query, _rows(result.get("decisions")), mode)
+                rows = _rows(result.get("decisions"))
+                tracker.track_query(app, agent, query, rows, mode, session)
         elif name == "cstp.checkGuardrails":
-            action = getattr(params, "action", None)
+            action = _text(getattr(getattr(params, "action", None), "text", None))
             violations = len(_rows(result.get("violations")))
-            tracker.track_guardrail(app, agent, _text(getattr(action, "text", None)), violations)
+            tracker.track_guardrail(app, agent, action, violations, session)
         elif name == "cstp.getDecision":
             decision = result.get("decision")
             if result.get("found") and isinstance(decision, Mapping):
                 title = _text(decision.get("decision")) or _text(decision.get("summary"))
-                tracker.track_lookup(app, agent, _text(decision.get("id")), title)
+                tracker.track_lookup(app, agent, _text(decision.get("id")), title, session)
         elif name == "cstp.getReasonStats":
             diversity = result.get("diversity")
             spread = diversity.get("avgTypesPerDecision") if isinstance(diversity, Mapping) else 0
@@ -115,9 +117,10 @@ def make_observer(app: usecases.Decigraph) -> CallObserver:
                 len(_rows(result.get("byReasonType"))),
                 total if isinstance(total, int) else 0,
                 float(spread) if isinstance(spread, int | float) else 0.0,
+                session,
             )
         elif name == "cstp.preAction":
-            _pre_action(app, params, result, agent)
+            _pre_action(app, params, result, agent, session)
         elif name == "cstp.recordDecision" and isinstance(result.get("id"), str):
             # written: only now is what attach_deliberation attached consumed
             tracker.settle_recorded(
@@ -126,13 +129,18 @@ def make_observer(app: usecases.Decigraph) -> CallObserver:
                 agent=agent,
                 agent_id=getattr(params, "agent_id", None),
                 decision_id=getattr(params, "decision_id", None),
+                session=session,
             )
 
     return observer
 
 
 def _pre_action(
-    app: usecases.Decigraph, params: Any, result: Mapping[str, Any], agent: str
+    app: usecases.Decigraph,
+    params: Any,
+    result: Mapping[str, Any],
+    agent: str,
+    session: str | None,
 ) -> None:
     """CSTP tracks preAction's search (labelled hybrid) and its guardrail check; an
     auto-recorded decision then takes the caller's session, as recordDecision would."""
@@ -144,21 +152,21 @@ def _pre_action(
             score = row.get("score")
             distance = max(0.0, 1.0 - float(score)) if isinstance(score, int | float) else 1.0
         rows.append({**row, "distance": distance})
-    tracker.track_query(app, agent, description, rows, "hybrid")
+    tracker.track_query(app, agent, description, rows, "hybrid", session)
     blocked = len(result.get("blockReasons") or [])
     if result.get("allowed") is False:
         blocked = max(blocked, 1)
-    tracker.track_guardrail(app, agent, description, blocked)
+    tracker.track_guardrail(app, agent, description, blocked, session)
     recorded = result.get("decisionId")
     if isinstance(recorded, str):
-        tracker.deliberate_recorded(app, recorded, agent)
+        tracker.deliberate_recorded(app, recorded, agent, session)
 
 
 def register_tracker(registry: Registry, app: usecases.Decigraph) -> None:
     """``cstp.recordThought`` and ``cstp.debugTracker``, and the observer tracking reads."""
 
     def record_thought(p: RecordThoughtParams, ctx: CallContext) -> Mapping[str, Any]:
-        return thought_view(tracker.record_thought(app, p, ctx.agent))
+        return thought_view(tracker.record_thought(app, p, ctx.agent, ctx.session))
 
     def debug_tracker(p: DebugTrackerParams, ctx: CallContext) -> Mapping[str, Any]:
         view = tracker.debug_view(app, ctx.agent, p.key, p.include_consumed)

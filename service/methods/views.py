@@ -100,9 +100,15 @@ def reasons_view(node: Node) -> list[dict[str, Any]]:
     return [r.model_dump(mode="json") for r in node.reasons]
 
 
-def quality(node: Node) -> dict[str, Any]:
+#: Which missing part of a record a later reader misses most (the one suggestion a write
+#: answers by default): why, the situation, how to find it, where, then the rest.
+USEFUL_FIRST = (2, 5, 1, 6, 8, 0, 3, 4, 7)
+
+
+def quality(node: Node, every: bool = False) -> dict[str, Any]:
     """How complete a record is (what a later reader will miss), scored as CSTP scores it:
-    the parts and weights of its ``quality`` (they sum to 1)."""
+    the parts and weights of its ``quality`` (they sum to 1). ``suggestions`` names the one
+    most useful missing part (:data:`USEFUL_FIRST`), or every missing part with ``every``."""
     extras = node.extras or {}
     deliberation = extras.get("deliberation")
     steps = deliberation.get("steps") if isinstance(deliberation, dict) else None
@@ -123,6 +129,8 @@ def quality(node: Node) -> dict[str, Any]:
     )
     score = sum(weight for weight, present, _ in checks if present)
     missing = [tip for _, present, tip in checks if not present]
+    if not every:
+        missing = [checks[n][2] for n in USEFUL_FIRST if not checks[n][1]][:1]
     return {"score": round(score, 2), "suggestions": missing}
 
 

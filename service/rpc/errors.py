@@ -53,8 +53,55 @@ OUTCOME_UNKNOWN = -32012
 NOT_CAUGHT_UP = -32013
 
 
+#: No error quotes more than this many characters of any value a client sent.
+ECHO_LIMIT = 200
+#: A value quoted in a message (``'...'`` or ``"..."``), or a run without spaces, longer than
+#: :data:`ECHO_LIMIT`: what an echoed input looks like inside an error text.
+_LONG = ECHO_LIMIT + 1
+_LONG_ECHO = re.compile(rf"'([^'\n]{{{_LONG},}})'|\"([^\"\n]{{{_LONG},}})\"|(\S{{{_LONG},}})")
+#: Longest error text at all (several violations joined stay well below it).
+MAX_ERROR_TEXT = 2_000
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def clip_echoes(text: str, limit: int = MAX_ERROR_TEXT) -> str:
+    """An error text with every long quoted value and every long unbroken run cut to
+    :data:`ECHO_LIMIT` characters (a 20,000-character statement is not sent back), and the
+    whole at most ``limit`` characters."""
+    if len(text) <= ECHO_LIMIT:
+        return text
+
+    def cut(match: re.Match[str]) -> str:
+        single, double, run = match.groups()
+        if run is not None:
+            return clip(run)
+        mark = "'" if single is not None else '"'
+        return f"{mark}{clip(single if single is not None else double)}{mark}"
+
+    return clip(_LONG_ECHO.sub(cut, text), limit)
+
+
+def clip_data(value: Any) -> Any:
+    """Error data with each string clipped as :func:`clip_echoes` clips a message."""
+    if isinstance(value, str):
+        return clip_echoes(value, ECHO_LIMIT * 5)
+    if isinstance(value, dict):
+        return {clip(str(k)) if isinstance(k, str) else k: clip_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clip_data(item) for item in value]
+    return value
+
+
 class RpcError(Exception):
-    """A JSON-RPC error object on its way to the client."""
+    """A JSON-RPC error object on its way to the client. Whatever the client sent and the
+    message or data quote is cut to :data:`ECHO_LIMIT` characters on the way out
+    (:func:`clip_echoes`), whichever transport carries it."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -63,9 +110,9 @@ class RpcError(Exception):
         self.data = data
 
     def to_dict(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        error: dict[str, Any] = {"code": self.code, "message": clip_echoes(self.message)}
         if self.data is not None:
-            error["data"] = self.data
+            error["data"] = clip_data(self.data)
         return error
 
 

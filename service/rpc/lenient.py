@@ -10,7 +10,10 @@ alongside the method's params model and
 - clamps the few numbers CSTP clamps (``limit``, ``depth``...) into their declared range, with a
   warning, instead of refusing them;
 - refuses, on methods that write, any key that claims an identity (``recordedBy``, ``agent``...):
-  the bearer token decides who acts, and a claim is an error rather than something to ignore.
+  the bearer token decides who acts, and a claim is an error rather than something to ignore;
+- refuses a key that is a misspelling of a declared one (``confidnce``, ``supersede``,
+  ``CompatibleWith``: :func:`close_match`), naming the field it most likely meant, so a typo
+  never writes a decision without the value it was meant to carry.
 
 Everything else (types, sizes, depth) is still validated strictly by the model.
 """
@@ -19,7 +22,8 @@ from __future__ import annotations
 
 import math
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from difflib import SequenceMatcher
 from typing import Any
 
 import annotated_types
@@ -28,7 +32,7 @@ from pydantic import AliasChoices
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
-from .errors import INVALID_PARAMS, RpcError
+from .errors import INVALID_PARAMS, RpcError, clip
 
 #: Keys that claim who is acting. Refused on writes wherever a model does not declare them.
 IDENTITY_KEYS = frozenset(
@@ -62,6 +66,44 @@ CLAMPED = frozenset(
         "hybrid_weight",
     }
 )
+
+
+#: How alike (difflib's ratio of the names without case, ``_`` or ``-``) an unknown key and a
+#: declared field must be for the key to be read as a misspelling of it (``confidnce`` 0.95,
+#: ``tag`` 0.86); CSTP clients' own extra keys (``repo``, ``sort``, ``order``) stay below.
+CLOSE = 0.85
+
+
+def _plain(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def close_match(key: str, known: Iterable[str]) -> str | None:
+    """The known name ``key`` most likely misspells (the spelling closest to the key's), or
+    ``None`` when none is close: the same name in another case or separator
+    (``CompatibleWith``), or one within :data:`CLOSE` (``confidnce``). Identity keys are
+    never taken for misspellings."""
+    if key in IDENTITY_KEYS or not key:
+        return None
+    plain = _plain(key)
+    best: tuple[float, float, str] | None = None
+    for name in known:
+        if name == key or name in IDENTITY_KEYS:
+            continue
+        other = _plain(name)
+        score = 1.0 if other == plain else SequenceMatcher(None, plain, other).ratio()
+        if score < CLOSE:
+            continue
+        ranked = (score, SequenceMatcher(None, key, name).ratio(), name)
+        if best is None or ranked[:2] > best[:2]:
+            best = ranked
+    return None if best is None else best[2]
+
+
+def misspelt(where: str, suggestion: str, what: str = "parameter") -> RpcError:
+    """The refusal of a misspelt key: it names the key and the field it most likely meant."""
+    message = f"{clip(where)}: not a known {what}; did you mean {suggestion}?"
+    return RpcError(INVALID_PARAMS, message, {"field": where, "suggestion": suggestion})
 
 
 def _names(name: str, info: FieldInfo) -> set[str]:
@@ -134,13 +176,16 @@ def _walk(
     for key, value in data.items():
         where = f"{prefix}{key}"
         if key not in fields:
+            meant = close_match(key, fields)
+            if meant is not None:  # a typo: refused, even where extra keys are allowed
+                raise misspelt(where, f"{prefix}{meant}")
             if extra_allowed:
                 out[key] = value
                 continue
             if writes and key in IDENTITY_KEYS:
-                message = f"{where}: is set by the bearer token and cannot be sent"
+                message = f"{clip(where)}: is set by the bearer token and cannot be sent"
                 raise RpcError(INVALID_PARAMS, message, {"field": where})
-            warnings.append(f"{where}: not a known parameter; ignored")
+            warnings.append(f"{clip(where)}: not a known parameter; ignored")
             continue
         name, info = fields[key]
         given = _clamp(where, value, info, warnings) if top and name in CLAMPED else value

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -42,11 +43,25 @@ MAX_BATCH = 100
 MAX_DEPTH = 64
 
 
+#: The HTTP header naming the caller's session (``decigraph mcp`` proxying to a server): the
+#: deliberation tracker keeps each session's reads apart. Not an identity: the token is.
+SESSION_HEADER = "X-Decigraph-Session"
+_SESSION_KEY = re.compile(r"^[A-Za-z0-9:._-]{1,64}$")
+
+
+def session_key(value: str | None) -> str | None:
+    """A client's session key as given (``None`` when absent or not a short plain key)."""
+    return value if value is not None and _SESSION_KEY.match(value) else None
+
+
 @dataclass(frozen=True)
 class CallContext:
-    """Who is calling (the agent id the bearer token maps to)."""
+    """Who is calling (the agent id the bearer token maps to) and, for a client that keeps
+    one, its session (an MCP session, a ``decigraph mcp`` process): the deliberation tracker
+    keeps each session's reads apart (``None``: CSTP's one ``rpc:<agent>`` session)."""
 
     agent: str
+    session: str | None = None
 
 
 Handler = Callable[[Any, CallContext], Mapping[str, Any]]

@@ -141,13 +141,16 @@ class DecisionChanges(Input):
 
 class UpdateDecision(Input):
     """Change a decision's fields; ``compatible_with`` declares decisions compatible with it
-    (a suspected contradiction between them is withdrawn; the pair is never raised again)."""
+    (a suspected contradiction between them is withdrawn; the pair is never raised again);
+    ``supersedes`` marks decisions it replaces (as a record's ``supersedes``: the gate judges
+    the change with them superseded, and the edges are written with it)."""
 
     id: str
     changes: DecisionChanges = Field(default_factory=DecisionChanges)
     expected_version: int | None = Field(default=None, ge=1)
     override: Override | None = None
     compatible_with: NodeIds = Field(default_factory=list)
+    supersedes: NodeIds = Field(default_factory=list)
 
 
 class ReviewDecision(Input):

@@ -14,6 +14,10 @@
 Differences from CSTP, on purpose:
 
 - Sessions belong to the authenticated agent that created them (see :mod:`graph.deliberation`).
+- A client that keeps a session of its own (an MCP session, a ``decigraph mcp`` process) tracks
+  under that session's key instead of ``rpc:<agent>`` (:func:`fallback_key`): a decision
+  recorded in one session takes only that session's reads, never those an earlier session or
+  another transport made as the same agent.
 - The tracked inputs are consumed only **after** the decision was written: a refused record
   (guardrail block, invalid field) leaves the agent's deliberation for its next attempt, where
   CSTP consumes before validating and loses it.
@@ -63,9 +67,10 @@ def limits(app: Decigraph) -> TrackerLimits:
     )
 
 
-def fallback_key(agent: str) -> str:
-    """CSTP's JSON-RPC session key for an agent that names no scope."""
-    return f"rpc:{agent}"
+def fallback_key(agent: str, session: str | None = None) -> str:
+    """The session key of a caller that names no scope: its client's own session when it
+    keeps one (``mcp:<8 hex>``), else CSTP's JSON-RPC key ``rpc:<agent>``."""
+    return session if session else f"rpc:{agent}"
 
 
 def _clip(text: str) -> str:
@@ -74,38 +79,56 @@ def _clip(text: str) -> str:
 
 # -- reads ---------------------------------------------------------------------------------------
 def track_query(
-    app: Decigraph, agent: str, query: str, rows: Sequence[Mapping[str, Any]], mode: str
+    app: Decigraph,
+    agent: str,
+    query: str,
+    rows: Sequence[Mapping[str, Any]],
+    mode: str,
+    session: str | None = None,
 ) -> None:
     """A search: "Queried '<query>': N results (<mode>)", remembering the top 5 results."""
     text = f"Queried '{_clip(query)}': {len(rows)} results ({mode})"
-    _track(app, agent, "query", text, related_from(rows))
+    _track(app, agent, session, "query", text, related_from(rows))
 
 
-def track_guardrail(app: Decigraph, agent: str, description: str, violations: int) -> None:
+def track_guardrail(
+    app: Decigraph, agent: str, description: str, violations: int, session: str | None = None
+) -> None:
     """A guardrail check: "Checked '<description>': allowed" or "... blocked (K violations)"."""
     verdict = f"blocked ({violations} violations)" if violations else "allowed"
-    _track(app, agent, "guardrail", f"Checked '{_clip(description)}': {verdict}")
+    _track(app, agent, session, "guardrail", f"Checked '{_clip(description)}': {verdict}")
 
 
-def track_lookup(app: Decigraph, agent: str, node_id: str, title: str) -> None:
+def track_lookup(
+    app: Decigraph, agent: str, node_id: str, title: str, session: str | None = None
+) -> None:
     """A decision read: "Retrieved decision <id>: <title>"."""
-    _track(app, agent, "lookup", f"Retrieved decision {node_id}: {_clip(title)}")
+    _track(app, agent, session, "lookup", f"Retrieved decision {node_id}: {_clip(title)}")
 
 
-def track_stats(app: Decigraph, agent: str, types: int, decisions: int, diversity: float) -> None:
+def track_stats(
+    app: Decigraph,
+    agent: str,
+    types: int,
+    decisions: int,
+    diversity: float,
+    session: str | None = None,
+) -> None:
     """Reason statistics: "Reviewed reason stats: T types, D decisions, diversity=x.xx"."""
     text = f"Reviewed reason stats: {types} types, {decisions} decisions, diversity={diversity:.2f}"
-    _track(app, agent, "stats", text)
+    _track(app, agent, session, "stats", text)
 
 
 def _track(
     app: Decigraph,
     agent: str,
+    session: str | None,
     kind: Literal["query", "guardrail", "lookup", "stats"],
     text: str,
     results: Sequence[Related] = (),
 ) -> None:
-    app.tracker.track(agent, fallback_key(agent), kind, text, app.store.now(), limits(app), results)
+    key = fallback_key(agent, session)
+    app.tracker.track(agent, key, kind, text, app.store.now(), limits(app), results)
 
 
 # -- thoughts ------------------------------------------------------------------------------------
@@ -130,15 +153,17 @@ class ThoughtRecorded:
     step_number: int | None = None
 
 
-def record_thought(app: Decigraph, thought: Thought, agent: str) -> ThoughtRecorded:
+def record_thought(
+    app: Decigraph, thought: Thought, agent: str, session: str | None = None
+) -> ThoughtRecorded:
     """CSTP's three modes: ``id`` alone appends to that decision; ``agent_id`` and/or
     ``decision_id`` track under the scoped key (``id`` is then ignored); nothing but the text
-    tracks under the caller's ``rpc:<agent>`` session."""
+    tracks under the caller's own session (:func:`fallback_key`)."""
     scoped = bool(thought.agent_id or thought.decision_id)
     if thought.id and not scoped:
         node_id, step = _append_step(app, thought.id, thought.text, agent)
         return ThoughtRecorded("post-decision", decision_id=node_id, step_number=step)
-    key = thought_key(thought.agent_id, thought.decision_id, fallback_key(agent))
+    key = thought_key(thought.agent_id, thought.decision_id, fallback_key(agent, session))
     app.tracker.track(agent, key, "reasoning", thought.text, app.store.now(), limits(app))
     return ThoughtRecorded("pre-decision", tracker_key=key, agent_id=thought.agent_id or agent)
 
@@ -185,15 +210,16 @@ def attach_deliberation(
     agent: str,
     agent_id: str | None = None,
     decision_id: str | None = None,
+    session: str | None = None,
 ) -> RecordDecision:
     """``cmd`` with the caller's tracked inputs merged into its ``deliberation`` (after the
     request's own steps), ``related_to`` from the tracked queries and ``deliberation_auto``.
 
     The sessions tried are CSTP's, in its order: ``agent:A:decision:D``, ``decision:D``,
-    ``agent:A``, ``rpc:<agent>``. Nothing is consumed here: :func:`settle_recorded` does it once
-    the decision was written.
+    ``agent:A``, then the caller's own session (``rpc:<agent>``, or its client's session key).
+    Nothing is consumed here: :func:`settle_recorded` does it once the decision was written.
     """
-    keys = consume_keys(agent_id, decision_id, fallback_key(agent))
+    keys = consume_keys(agent_id, decision_id, fallback_key(agent, session))
     tracked = app.tracker.peek(agent, keys, app.store.now(), limits(app))
     if not tracked:
         return cmd
@@ -210,6 +236,7 @@ def settle_recorded(
     agent: str,
     agent_id: str | None = None,
     decision_id: str | None = None,
+    session: str | None = None,
 ) -> list[HistoryRecord]:
     """Consume the tracked inputs the recorded decision ``node_id`` took (the ids in its
     deliberation); inputs tracked meanwhile stay for the next decision."""
@@ -221,7 +248,7 @@ def settle_recorded(
     deliberation = extras.get("deliberation")
     inputs = deliberation.get("inputs") if isinstance(deliberation, dict) else None
     taken = [i["id"] for i in inputs or [] if isinstance(i, dict) and isinstance(i.get("id"), str)]
-    keys = consume_keys(agent_id, decision_id, fallback_key(agent))
+    keys = consume_keys(agent_id, decision_id, fallback_key(agent, session))
     return app.tracker.consume(
         agent,
         keys,
@@ -233,11 +260,13 @@ def settle_recorded(
     )
 
 
-def deliberate_recorded(app: Decigraph, node_id: str, agent: str) -> bool:
-    """Attach the caller's ``rpc:<agent>`` inputs to a decision already recorded without them
+def deliberate_recorded(
+    app: Decigraph, node_id: str, agent: str, session: str | None = None
+) -> bool:
+    """Attach the caller's own session's inputs to a decision already recorded without them
     (preAction's auto-record), as one logged update, and consume them. False when there was
     nothing to attach (or it would not fit)."""
-    keys = [fallback_key(agent)]
+    keys = [fallback_key(agent, session)]
     tracked = app.tracker.peek(agent, keys, app.store.now(), limits(app))
     if not tracked:
         return False
@@ -246,7 +275,7 @@ def deliberate_recorded(app: Decigraph, node_id: str, agent: str) -> bool:
             return False
         node = app.store.get(node_id)
         if (node.extras or {}).get("deliberation_auto"):  # attached when written: settle only
-            return bool(settle_recorded(app, node_id, agent=agent))
+            return bool(settle_recorded(app, node_id, agent=agent, session=session))
         extras, attached = with_deliberation(node.extras, tracked)
         if not attached:
             return False

@@ -19,7 +19,7 @@ from typing import Any
 import pydantic
 
 from graph.algorithms.walk import edge_signal
-from graph.drafts import DecisionDraft, MemoryDraft
+from graph.drafts import DecisionDraft, EdgeDraft, MemoryDraft
 from graph.enums import EdgeType
 from graph.errors import ValidationError
 from graph.model import Edge, Node
@@ -250,26 +250,27 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
     exactly like recording the decision as it would then read (the judge reads the statement
     only when it changed). ``compatible_with`` declares decisions compatible with it.
 
-    Only the fields whose value differs are written (:func:`changed_fields`); when none does,
-    nothing is logged and the version stays (``fields`` is empty). Only a change of an
+    ``supersedes`` marks the decisions it replaces (edges written with the change, in the same
+    critical section; the gate reads them as superseded). Only the fields whose value differs
+    are written (:func:`changed_fields`); when none does, nothing but the declarations is
+    logged and the version stays (``fields`` is empty). Only a change of an
     embedded field (statement, context, pattern) embeds, once, before the lock, as a record
     does; any other change keeps the stored vector. The gate and the append share one
     critical section; the pairs the judge raises and lets through are then kept as suspected
     contradictions (a second event in the same critical section).
     """
-    given = cmd.changes.given()
-    if not given and not cmd.compatible_with:
-        raise ValidationError("changes", "must name at least one field (or give compatibleWith)")
+    given = _update_given(cmd)
     with app.store.writing():
         current = app.store.get(cmd.id)
-        require_targets(app, candidate({}, compatible_with=cmd.compatible_with))
+        named = candidate({}, compatible_with=cmd.compatible_with, supersedes=cmd.supersedes)
+        require_targets(app, named)
         changes = changed_fields(current, given, cmd.expected_version) if given else {}
         if not (GATED_CHANGES | EMBEDDED_CHANGES) & changes.keys():
             node = current
             if changes:
                 node = app.store.update(cmd.id, changes, actor, cmd.expected_version)
-            declare_compatible(app, cmd.id, cmd.compatible_with, actor)
-            return Updated(node, sorted(changes))
+            _declare(app, cmd, actor)
+            return Updated(app.store.get(cmd.id) if cmd.supersedes else node, sorted(changes))
     text: str | None = None
     vector: Vector | None = None
     if EMBEDDED_CHANGES & changes.keys():
@@ -282,8 +283,8 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
         current = app.store.get(cmd.id)
         changes = changed_fields(current, given, cmd.expected_version)  # changed meanwhile?
         if not changes:
-            declare_compatible(app, cmd.id, cmd.compatible_with, actor)
-            return Updated(current, [])
+            _declare(app, cmd, actor)
+            return Updated(app.store.get(cmd.id), [])
         gated = bool(GATED_CHANGES & changes.keys())
         if EMBEDDED_CHANGES & changes.keys():
             now = _stored_text(current, changes)
@@ -305,9 +306,28 @@ def update_decision(app: Decigraph, cmd: UpdateDecision, actor: str) -> Updated:
                 node = app.store.update(cmd.id, changes, actor, cmd.expected_version, note=note)
         if conflicts:
             app.store.link_many([suspected_edge(cmd.id, c) for c in conflicts], actor)
-        declare_compatible(app, cmd.id, cmd.compatible_with, actor)
+        _declare(app, cmd, actor)
     overridden = note is not None and "guardrailOverride" in note
     return Updated(app.store.get(cmd.id), sorted(changes), verdict, overridden)
+
+
+def _update_given(cmd: UpdateDecision) -> dict[str, Any]:
+    """The changes an update gives; refused when it gives nothing to do."""
+    given = cmd.changes.given()
+    if not given and not cmd.compatible_with and not cmd.supersedes:
+        message = "must name at least one field (or give compatibleWith or supersedes)"
+        raise ValidationError("changes", message)
+    if cmd.id in cmd.supersedes:
+        raise ValidationError("supersedes", "a decision does not supersede itself")
+    return given
+
+
+def _declare(app: Decigraph, cmd: UpdateDecision, actor: str) -> None:
+    """An update's declarations: the decisions it supersedes, those compatible with it."""
+    if cmd.supersedes:
+        drafts = [EdgeDraft(cmd.id, t, EdgeType.SUPERSEDES) for t in cmd.supersedes]
+        app.store.link_many(drafts, actor)
+    declare_compatible(app, cmd.id, cmd.compatible_with, actor)
 
 
 def _gate_update(
@@ -325,6 +345,7 @@ def _gate_update(
         for _, t, k in app.store.graph.out_edges(cmd.id, keys=True)
         if k == EdgeType.SUPERSEDES.value
     ]
+    superseded += [t for t in cmd.supersedes if t not in superseded]
     cand = candidate(
         merged,
         supersedes=superseded,

@@ -263,4 +263,35 @@ TOOL_ROWS = [
         ["events[].seq:number", "events[].summary:string", "head:number", "nextAfter:number"],
     ),
     Row("mcp", "unlink", {"source_id": "$OTHER", "target_id": "$ID"}, ["success=true"]),
+    # Every edge type cstp.linkDecisions takes (CSTP's enum had three), then the lifecycle tools.
+    Row(
+        "mcp",
+        "link_decisions",
+        {"source_id": "$OTHER", "target_id": "$PENDING", "edge_type": "contradicts"},
+        ["success=true", 'edge.edgeType="contradicts"'],
+    ),
+    Row(
+        "mcp",
+        "link_decisions",
+        {"source_id": "$PENDING", "target_id": "$ID", "edge_type": "caused_by"},
+        ["success=true", 'edge.edgeType="caused_by"'],
+    ),
+    Row(
+        "mcp",
+        "set_lifecycle",
+        {"id": "$PENDING", "lifecycle": "proposed", "reason": "Waiting for the finance review"},
+        ["success=true", 'lifecycle="proposed"', 'previousLifecycle="accepted"'],
+    ),
+    Row(
+        "mcp",
+        "supersede",
+        {"id": "$PENDING", "superseded_by": "$OTHER", "reason": "The ledger replaced it"},
+        ["success=true", 'edge.edgeType="supersedes"', "edge.sourceId:string"],
+    ),
+    Row(
+        "mcp",
+        "forget",
+        {"id": "$PENDING", "reason": "Recorded by mistake"},
+        ["success=true", "id:string", "edgesRemoved:number"],
+    ),
 ]

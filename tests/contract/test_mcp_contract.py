@@ -187,3 +187,73 @@ def test_update_decision_with_compatible_with_alone_withdraws_a_suspicion(guarde
     assert not [r for r in rows if {r["a"], r["b"]} == {lone["id"], made["id"]}]
     links = client.ok("cstp.getNeighbors", {"nodeId": made["id"]})["neighbors"]
     assert {n["edge"]["edgeType"] for n in links if n["node"]["id"] == lone["id"]} == {"relates_to"}
+
+
+def test_a_refused_write_names_the_tools_own_arguments_and_the_ids(guarded: Any) -> None:
+    tool, target, _, _ = guarded
+    refused = tool("log_decision", log_args())
+    assert (refused.is_error, refused.payload["error"]) == (True, "guardrail_blocked")
+    said = refused.payload["resolve"]
+    for argument in (f'supersedes:["{target}"]', f'compatible_with:["{target}"]'):
+        assert argument in said, said
+    assert "override_reason" in said
+    suggestion = refused.payload["data"]["violations"][0]["suggestion"]
+    assert f'supersedes:["{target}"]' in suggestion
+    assert "compatibleWith" not in refused.text()
+    assert "override:" not in refused.text()
+    # a misspelt resolution is refused, naming the argument meant; nothing is written
+    typo = tool("log_decision", log_args(supersede=[target]))
+    assert (typo.is_error, typo.payload["error"]) == (True, "validation_error")
+    assert typo.payload["data"] == {"field": "supersede", "suggestion": "supersedes"}
+    assert "did you mean supersedes" in typo.payload["message"]
+
+
+def test_update_decision_supersedes_in_the_same_call(guarded: Any) -> None:
+    tool, target, client, _ = guarded
+    note = client.ok("cstp.recordDecision", {"decision": "Keep sessions for a day"})["id"]
+    refused = tool("update_decision", {"id": note, "decision": RIVAL})
+    assert refused.is_error
+    assert f'supersedes:["{target}"]' in refused.payload["resolve"]
+    replaced = tool("update_decision", {"id": note, "decision": RIVAL, "supersedes": [target]})
+    assert not replaced.is_error, replaced.payload
+    old = client.ok("cstp.getDecision", {"id": target})["decision"]
+    assert (old["lifecycle"], old["supersededBy"]) == ("superseded", [note])
+    # a supersession alone, after the fact
+    later = client.ok("cstp.recordDecision", {"decision": "Keep sessions for a week"})["id"]
+    alone = tool("update_decision", {"id": later, "supersedes": [note]})
+    assert (alone.is_error, alone.payload["updated_fields"]) == (False, [])
+    assert client.ok("cstp.getDecision", {"id": note})["decision"]["supersededBy"] == [later]
+    itself = tool("update_decision", {"id": later, "supersedes": [later]})
+    assert itself.payload["data"]["field"] == "supersedes"
+
+
+def test_pre_action_with_supersedes_is_allowed_and_records_the_replacement(guarded: Any) -> None:
+    tool, target, client, _ = guarded
+    action = {"description": RIVAL, "supersedes": [target]}
+    admitted = tool("pre_action", {"action": action, "options": {"auto_record": True}})
+    assert admitted.payload["allowed"] is True, admitted.payload
+    old = client.ok("cstp.getDecision", {"id": target})["decision"]
+    assert old["supersededBy"] == [admitted.payload["decisionId"]]
+
+
+def test_lifecycle_tools_and_a_refused_revival_resolved_by_override(guarded: Any) -> None:
+    tool, target, client, _ = guarded
+    made = tool("log_decision", log_args(override_reason="ADR-9 says so"))
+    assert not made.is_error, made.payload
+    rejected = tool("set_lifecycle", {"id": made.payload["id"], "lifecycle": "rejected"})
+    assert rejected.payload["lifecycle"] == "rejected", rejected.payload
+    revived = tool("set_lifecycle", {"id": made.payload["id"], "lifecycle": "accepted"})
+    assert (revived.is_error, revived.payload["error"]) == (True, "guardrail_blocked")
+    assert "override_reason" in revived.payload["resolve"]
+    assert "supersedes" not in revived.payload["resolve"]  # setLifecycle takes no supersedes
+    forced = tool(
+        "set_lifecycle",
+        {"id": made.payload["id"], "lifecycle": "accepted", "override_reason": "ADR-9 again"},
+    )
+    assert forced.payload["lifecycle"] == "accepted", forced.payload
+    replaced = tool("supersede", {"id": target, "superseded_by": made.payload["id"]})
+    assert not replaced.is_error, replaced.payload
+    assert client.ok("cstp.getDecision", {"id": target})["decision"]["lifecycle"] == "superseded"
+    gone = tool("forget", {"id": made.payload["id"], "reason": "a test"})
+    assert gone.payload["success"] is True
+    assert client.ok("cstp.getDecision", {"id": made.payload["id"]})["found"] is False

@@ -23,18 +23,21 @@ def free_port() -> int:
 
 
 def start_serve(
-    data: Path, env: dict[str, str] | None = None, timeout: float = 120
+    data: Path, env: dict[str, str] | None = None, timeout: float = 120, log: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """Run ``decigraph serve`` on a free loopback port; return it once /health answers."""
+    """Run ``decigraph serve`` on a free loopback port; return it once /health answers (its
+    stdout and stderr written to ``log`` when given)."""
     port = free_port()
     command = [sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data)]
-    proc = subprocess.Popen(
-        [*command, "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    command += ["--port", str(port)]
+    if log is None:
+        quiet = subprocess.DEVNULL
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=quiet, stderr=quiet)
+    else:
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+            )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

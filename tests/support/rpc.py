@@ -33,10 +33,11 @@ class Rpc:
 
 
 @contextmanager
-def serving(data: Path, token: str) -> Iterator[Rpc]:
-    """``decigraph serve`` on ``data`` (token for agent ``agent-a``, no fsync), as a client."""
+def serving(data: Path, token: str, log: Path | None = None) -> Iterator[Rpc]:
+    """``decigraph serve`` on ``data`` (token for agent ``agent-a``, no fsync), as a client
+    (the server's output written to ``log`` when given)."""
     env = {**os.environ, "CSTP_AUTH_TOKENS": f"agent-a:{token}", "DECIGRAPH_FSYNC": "never"}
-    proc, url = start_serve(data, env)
+    proc, url = start_serve(data, env, log=log)
     try:
         yield Rpc(url, token)
     finally:

@@ -1,5 +1,5 @@
-"""The MCP tools: CSTP's 17 in CSTP's order with flat schemas, decigraph's own after them, each
-mapping its arguments onto a ``cstp.*`` method and shaping the answer; served by the SDK
+"""The MCP tools: CSTP's 17 in CSTP's order with lean flat schemas, decigraph's own after them,
+each mapping its arguments onto a ``cstp.*`` method and shaping the answer; served by the SDK
 (in memory and over HTTP at ``/mcp``, behind the bearer tokens)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from mcp import types
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from graph.enums import EdgeType
 from service.http.app import create_app
 from service.http.auth import TokenTable
 from service.mcp.server import build_server, dispatcher_invoke
@@ -65,6 +66,9 @@ DECIGRAPH_TOOLS = [
     "get_high_salience",
     "get_decision_history",
     "list_events",
+    "set_lifecycle",
+    "forget",
+    "supersede",
 ]
 TOOLS = {tool.name: tool for tool in build_tools()}
 TOKEN = "mcp-unit-token-0123456789"
@@ -94,47 +98,71 @@ def test_cstp_tools_come_first_in_cstp_order_then_decigraphs() -> None:
 
 
 @pytest.mark.parametrize("name", CSTP_ORDER + DECIGRAPH_TOOLS)
-def test_every_schema_is_flat_and_fully_described(name: str) -> None:
+def test_every_schema_is_flat_and_lean(name: str) -> None:
     schema = TOOLS[name].input_schema
     assert schema["type"] == "object"
-    assert schema["title"].endswith("Input")
-    assert schema["description"]
-    nodes = list(walk(schema))
-    assert not any(isinstance(n, dict) and ("$ref" in n or "$defs" in n) for n in nodes)
-    # unknown keys are ignored (CSTP's schemas never forbid them)
-    assert not any(isinstance(n, dict) and n.get("additionalProperties") is False for n in nodes)
+    nodes = [n for n in walk(schema) if isinstance(n, dict)]
+    assert not any("$ref" in n or "$defs" in n for n in nodes)
+    # unknown keys are named in the answer, not refused by the schema
+    assert not any(n.get("additionalProperties") is False for n in nodes)
+    assert not any("title" in n or "default" in n or "anyOf" in n for n in nodes)
     for key in schema.get("required", []):
         assert key in schema["properties"], key
     for key, prop in schema["properties"].items():
         assert key == key.lower(), key  # snake_case
-        assert prop["title"], key
-        assert prop["description"], key
-    assert TOOLS[name].description
+        assert prop["type"], key
+    assert 0 < len(TOOLS[name].description) <= 300
+    # every listed argument is accepted (the known tree may hold more: hidden ones)
+    assert set(schema["properties"]) <= set(TOOLS[name].known)
 
 
-def test_cstp_schemas_keep_cstps_defaults_and_limits() -> None:
-    query = TOOLS["query_decisions"].input_schema["properties"]
-    assert query["limit"] == {**query["limit"], "default": 5, "minimum": 1, "maximum": 50}
-    assert query["retrieval_mode"]["enum"] == ["semantic", "keyword", "hybrid"]
-    assert query["retrieval_mode"]["default"] == "hybrid"
+def test_cstp_schemas_keep_cstps_required_arguments_and_enums() -> None:
+    query = TOOLS["query_decisions"].input_schema
+    assert query["required"] == ["query"]
+    assert query["properties"]["retrieval_mode"]["enum"] == ["semantic", "keyword", "hybrid"]
+    assert query["properties"]["filters"]["type"] == "object"  # its keys, in one line
+    assert "min_confidence" in query["properties"]["filters"]["description"]
     log = TOOLS["log_decision"].input_schema
     assert log["required"] == ["decision", "confidence", "category"]
-    assert log["properties"]["confidence"]["maximum"] == 1
-    link = TOOLS["link_decisions"].input_schema["properties"]["weight"]
-    assert (link["exclusiveMinimum"], link["maximum"], link["default"]) == (0, 1.0, 1.0)
+    assert (
+        log["properties"]["confidence"]["minimum"],
+        log["properties"]["confidence"]["maximum"],
+    ) == (0, 1)
+    assert {"supersedes", "compatible_with", "override_reason", "contradicts"} <= set(
+        log["properties"]
+    )
+    reasons = log["properties"]["reasons"]["description"]
+    assert "type:authority|analogy" in reasons
+    # accepted, not listed: CSTP's tracker scopes, location, deliberation, bridge
+    assert {"agent_id", "decision_id", "pr", "deliberation", "bridge"} <= set(
+        TOOLS["log_decision"].known
+    )
+    assert "deliberation" not in log["properties"]
+    link = TOOLS["link_decisions"].input_schema
+    assert set(link["properties"]["edge_type"]["enum"]) == {t.value for t in EdgeType}
+    assert link["properties"]["edge_type"]["enum"][:3] == ["relates_to", "supersedes", "depends_on"]
+    assert link["required"] == ["source_id", "target_id", "edge_type"]
     context = TOOLS["get_session_context"].input_schema["properties"]
-    assert context["format"]["default"] == "markdown"
+    assert context["format"]["enum"] == ["json", "markdown"]
     assert TOOLS["list_breakers"].input_schema["properties"] == {}
     assert TOOLS["get_circuit_state"].input_schema["required"] == ["scope"]
     assert TOOLS["get_stats"].method == "cstp.getCalibration"  # not getStats: CSTP's meaning
+    assert TOOLS["supersede"].input_schema["required"] == ["id", "superseded_by"]
+    assert TOOLS["set_lifecycle"].input_schema["properties"]["lifecycle"]["enum"] == [
+        "proposed",
+        "accepted",
+        "rejected",
+    ]
 
 
-def test_decigraph_tool_schemas_take_the_methods_limits() -> None:
+def test_decigraph_tool_schemas_list_the_arguments_worth_listing() -> None:
     recall = TOOLS["recall"].input_schema["properties"]
-    assert (recall["limit"]["minimum"], recall["limit"]["maximum"]) == (1, 100)
+    assert "limit" in recall  # bounds are the method's: it refuses, naming the field
     unlink = TOOLS["unlink"].input_schema
     assert unlink["required"] == ["source_id", "target_id"]  # named as link_decisions names them
-    assert unlink["properties"]["edge_type"]["anyOf"][0]["enum"]
+    assert unlink["properties"]["edge_type"] == {"type": "string"}  # eleven values: not listed
+    assert "as_of" not in recall
+    assert "as_of" in TOOLS["recall"].known  # accepted, not listed
 
 
 # --- argument mapping --------------------------------------------------------------------
@@ -166,6 +194,10 @@ def test_log_decision_maps_tracker_scopes_and_defaults_stakes() -> None:
             "agent_id": "planner",
             "decision_id": "feedbeef",
             "tags": None,
+            "contradicts": ["0badc0de"],
+            "supersedes": ["a1b2c3d4"],
+            "override_reason": "ADR-7",
+            "include_suggestions": True,
         }
     )
     assert mapped == {
@@ -175,17 +207,21 @@ def test_log_decision_maps_tracker_scopes_and_defaults_stakes() -> None:
         "stakes": "medium",
         "agentId": "planner",
         "decisionId": "feedbeef",
+        "contradicts": ["0badc0de"],
+        "supersedes": ["a1b2c3d4"],
+        "override": {"reason": "ADR-7"},
+        "includeSuggestions": True,
     }
 
 
 def test_pre_action_records_by_default_and_context_defaults_to_markdown() -> None:
     mapped = pre_action_params({"action": {"description": "Drop the legacy queue"}})
     assert mapped["action"] == {"description": "Drop the legacy queue", "stakes": "medium"}
-    assert mapped["options"] == {"queryLimit": 5, "autoRecord": True}
+    assert mapped["options"] == {"queryLimit": 5, "autoRecord": True, "view": "brief"}
     no_record = pre_action_params(
         {"action": {"description": "x"}, "options": {"auto_record": False}}
     )
-    assert no_record["options"] == {"queryLimit": 5, "autoRecord": False}
+    assert no_record["options"] == {"queryLimit": 5, "autoRecord": False, "view": "brief"}
     assert context_params({"task_description": "migrate auth"}) == {
         "taskDescription": "migrate auth",
         "format": "markdown",
@@ -270,14 +306,20 @@ def test_errors_are_flagged_and_two_not_founds_are_results() -> None:
     assert json.loads(out.text()) == out.payload
 
 
-def test_update_without_fields_is_refused_before_any_call_and_unknown_keys_are_dropped() -> None:
+def test_update_without_fields_is_refused_before_any_call_and_unknown_keys_are_named() -> None:
     calls = Recorder()
     out = run_tool(TOOLS["update_decision"], {"id": "a1b2c3d4", "colour": "red"}, calls)
     assert out.is_error
     assert out.payload["error"] == "validation_error"
+    assert out.payload["warnings"] == ["colour: not a known argument; ignored"]
     assert calls.calls == []
-    run_tool(TOOLS["update_decision"], {"id": "a1b2c3d4", "tags": ["db"], "colour": "red"}, calls)
+    args = {"id": "a1b2c3d4", "tags": ["db"], "colour": "red"}
+    done = run_tool(TOOLS["update_decision"], args, calls)
     assert calls.calls == [("cstp.updateDecision", {"id": "a1b2c3d4", "updates": {"tags": ["db"]}})]
+    assert done.payload["warnings"] == ["colour: not a known argument; ignored"]
+    superseding = {"id": "a1b2c3d4", "supersedes": ["0badc0de"]}  # a declaration alone
+    run_tool(TOOLS["update_decision"], superseding, calls)
+    assert calls.calls[-1][1] == {"id": "a1b2c3d4", "updates": {}, "supersedes": ["0badc0de"]}
 
 
 def test_record_thought_appends_to_a_recorded_decision_else_tracks_it() -> None:
@@ -387,9 +429,11 @@ def test_the_sdk_serves_every_tool_and_checks_arguments_against_the_schema(
     assert [t.name for t in tools] == CSTP_ORDER + DECIGRAPH_TOOLS
     assert made.isError is False
     assert isinstance(made.content[0], types.TextContent)
-    assert json.loads(made.content[0].text) == made.structuredContent
-    assert made.structuredContent is not None
-    assert app.store.graph.nodes[made.structuredContent["id"]]["recorded_by"] == "stdio-agent"
+    assert made.structuredContent is None  # one compact text block, no second copy
+    recorded = json.loads(made.content[0].text)
+    assert made.content[0].text == json.dumps(recorded, separators=(",", ":"), ensure_ascii=False)
+    assert app.store.graph.nodes[recorded["id"]]["recorded_by"] == "stdio-agent"
+    assert len(recorded["quality"]["suggestions"]) == 1  # the most useful one, unless asked
     assert bad.isError is True
     assert "Input validation error" in bad.content[0].text  # type: ignore[union-attr]
 
@@ -435,7 +479,8 @@ def test_mcp_over_http_needs_the_token_and_records_as_its_agent(app: Decigraph) 
         }
         answer = http.post("/mcp/", json=call, headers=session).json()["result"]
         assert answer["isError"] is False
-        node = answer["structuredContent"]["id"]
+        assert "structuredContent" not in answer
+        node = json.loads(answer["content"][0]["text"])["id"]
         # the same session without the token is refused, and nothing more is written
         seq = app.store.seq
         again = http.post(

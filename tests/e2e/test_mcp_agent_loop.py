@@ -100,9 +100,7 @@ async def session(url: str) -> dict[str, Any]:
         ids["mobile"] = await agent.made("The mobile app refreshes its JWT every 15 minutes")
         for dependent in ("gateway", "mobile"):
             await agent.depends(ids[dependent], ids["jwt"])
-        ids["rq"] = await agent.made(
-            "Run background jobs with RQ on Redis", category="tooling"
-        )
+        ids["rq"] = await agent.made("Run background jobs with RQ on Redis", category="tooling")
         reviewed = await client.call_tool(
             "review_outcome",
             {
@@ -124,9 +122,7 @@ async def session(url: str) -> dict[str, Any]:
         seen["sessions_asked"] = await agent.ask(sessions)
         refused = await agent.log(sessions, category="security")
         seen["refused"] = (refused.isError, text_of(refused))
-        ids["sessions"] = await agent.made(
-            sessions, category="security", supersedes=[ids["jwt"]]
-        )
+        ids["sessions"] = await agent.made(sessions, category="security", supersedes=[ids["jwt"]])
         got = await client.call_tool("get_decision", {"id": ids["jwt"]})
         seen["jwt_after"] = payload(got)["decision"]
 
@@ -190,24 +186,30 @@ def test_mcp_agent_loop(tmp_path: Path) -> None:
     brief, size = seen["sessions_asked"]
     assert brief["allowed"] is False
     assert ids["jwt"] in [c["id"] for c in brief["conflicts"]]
-    assert "supersedes" in brief["resolve"] and "override_reason" in brief["resolve"]
+    assert "supersedes" in brief["resolve"]
+    assert "override_reason" in brief["resolve"]
     is_error, text = seen["refused"]
     assert is_error is True
-    assert "guardrail_blocked" in text and ids["jwt"] in text and "supersedes" in text
+    assert "guardrail_blocked" in text
+    assert ids["jwt"] in text
+    assert "supersedes" in text
     assert seen["jwt_after"]["lifecycle"] == "superseded"
 
     # 5. Override and compatible declaration.
     brief, _ = seen["plain_asked"]
     assert ids["json"] in [c["id"] for c in brief["conflicts"]]
     is_error, text = seen["plain_blocked"]
-    assert is_error is True and ids["json"] in text
+    assert is_error is True
+    assert ids["json"] in text
     is_error, made = seen["overridden"]
-    assert is_error is False and made["id"]
+    assert is_error is False
+    assert made["id"]
     edges = seen["compatible_edges"]["neighbors"]
     assert any(n["node"]["id"] == ids["sessions"] for n in edges), edges
 
     # 6. The next task's context: the reminder work names Celery and the RQ lesson, not JSON:API.
     context = seen["context"]
     assert len(context.encode()) <= 4096
-    assert ids["celery"] in context and ids["rq"] in context
+    assert ids["celery"] in context
+    assert ids["rq"] in context
     assert ids["json"] not in context

@@ -96,12 +96,14 @@ def test_record_get_query_update_review(server: Server) -> None:
     assert found["found"] is True
     assert found["decision"]["decision"] == "Use PostgreSQL for the billing ledger"
     assert found["decision"]["recordedBy"] == "agent-a"
-    hits = server.ok(
-        "cstp.queryDecisions", {"query": "which database for the ledger", "retrievalMode": "hybrid"}
-    )
+    query = {"query": "which database for the ledger", "retrievalMode": "hybrid"}
+    hits = server.ok("cstp.queryDecisions", query)
     assert hits["decisions"][0]["id"] == made["id"]
     assert hits["agent"] == "agent-a"
-    assert set(hits["scores"][made["id"]]) == {"semantic", "keyword", "combined"}
+    assert 0 < hits["decisions"][0]["score"] < 1  # an absolute relevance, not 1.0 for the best
+    assert "scores" not in hits  # scoring internals only when asked
+    explained = server.ok("cstp.queryDecisions", {**query, "explain": True})
+    assert set(explained["scores"][made["id"]]) == {"semantic", "keyword", "combined"}
     updated = server.ok("cstp.updateDecision", {"id": made["id"], "updates": {"confidence": 0.9}})
     assert updated["updated_fields"] == ["confidence"]
     reviewed = server.ok(
@@ -376,8 +378,8 @@ def test_ready_and_session_context(server: Server) -> None:
         "cstp.getSessionContext",
         {"taskDescription": "move billing to a new ledger", "format": "markdown", "maxChars": 300},
     )
-    assert text["context"].startswith("# Context for: move billing")
-    assert len(text["context"]) <= 300
+    assert text["markdown"].startswith("# Context for: move billing")
+    assert len(text["markdown"]) <= 300
     assert text["truncated"] is True
 
 

@@ -48,8 +48,10 @@ def test_no_pair_is_in_two_splits_either_way_round() -> None:
 def test_every_phenomenon_is_covered_by_every_split() -> None:
     for split in SPLITS:
         counts = Counter(r["phenomenon"] for r in load_split(split))
+        # test3 is one writer's 240 action-style pairs: every phenomenon, fewer of each.
+        least = 2 if split == "test3" else 10
         for phenomenon in (*CONTRADICTING, *COMPATIBLE):
-            assert counts[phenomenon] >= 10, (split, phenomenon)
+            assert counts[phenomenon] >= least, (split, phenomenon)
     assert len({r["domain"] for r in load_split("train")}) >= 40
     assert len({r["writer"] for r in load_split("train")}) >= 5
 

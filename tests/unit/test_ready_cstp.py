@@ -30,9 +30,7 @@ def app(tmp_path: Path) -> Iterator[Decigraph]:
         yield made
 
 
-def call(
-    app: Decigraph, method: str, params: dict[str, Any], agent: str = "ops"
-) -> dict[str, Any]:
+def call(app: Decigraph, method: str, params: dict[str, Any], agent: str = "ops") -> dict[str, Any]:
     request = {"jsonrpc": "2.0", "id": 1, "method": f"cstp.{method}", "params": params}
     answer: dict[str, Any] = Dispatcher(build_registry(app)).handle(request, CallContext(agent))
     return answer

@@ -157,12 +157,18 @@ def _pool(app: Decigraph, text: str, vector: Vector, project: str | None, explai
         )
 
 
-def _judged(app: Decigraph, pool: _Pool, conflicts: Sequence[Conflict]) -> list[Item]:
+def _judged(
+    app: Decigraph, pool: _Pool, conflicts: Sequence[Conflict], floor: float
+) -> list[Item]:
     """The judge's raised pairs worth an agent's attention, strongest first: confident
-    enough, and not against a decision that already failed (that one is a lesson)."""
+    enough, about a decision relevant to the text (a pair the judge raises against an
+    unrelated decision is most often its mistake) unless it blocks, and not against a decision
+    that already failed (that one is a lesson)."""
     out = []
     for c in sorted(conflicts, key=lambda c: (-c.probability, c.target)):
         if c.probability < SHOW_CONFLICT or c.target in pool.named or pool.failed(c.target):
+            continue
+        if c.tier != "block" and pool.rel.get(c.target, 0.0) < floor:
             continue
         with app.store.lock:
             if c.target not in app.store.graph:
@@ -289,7 +295,7 @@ def brief(
     context; at most ``limit`` decisions are named besides the conflicts."""
     pool = _pool(app, text, vector, project, explain)
     found = Briefing()
-    found.conflicts = _judged(app, pool, conflicts) + _revived(app, pool)
+    found.conflicts = _judged(app, pool, conflicts, floor) + _revived(app, pool)
     budget = limit + len(pool.named)
     found.failures = _failures(pool, floor)
     found.decisions = _decisions(pool, floor, budget)

@@ -8,8 +8,9 @@ agent is told at each step (issue 28's session).
    Celery; proposing RQ again is answered with the failure, its lesson and its replacement.
 4. Server-side sessions instead of JWT: pre_action raises the conflict and says how to settle
    it; log_decision refuses it naming the arguments; one call with ``supersedes`` records it.
-5. A blocked proposal recorded with ``override_reason``; a flagged pair declared
-   ``compatible_with``.
+5. A blocked proposal (Heroku instead of Fly.io, which two decisions rely on) recorded with
+   ``override_reason``; a pair the judge flags (JWTs kept for one service beside server-side
+   sessions) declared ``compatible_with``.
 6. The session context for the next task names what matters and stays within its budget.
 """
 
@@ -126,19 +127,19 @@ async def session(url: str) -> dict[str, Any]:
         got = await client.call_tool("get_decision", {"id": ids["jwt"]})
         seen["jwt_after"] = payload(got)["decision"]
 
-        # A rule two decisions rely on, a proposal against it, recorded with an override.
-        ids["json"] = await agent.made("Every API response body is JSON:API formatted")
+        # A choice two decisions rely on, a proposal against it, recorded with an override.
+        ids["fly"] = await agent.made("Deploy the booking API on Fly.io in the fra region")
         for text in (
-            "The web client parses JSON:API documents with the jsona library",
-            "Error responses use JSON:API error objects",
+            "Database migrations run as a Fly.io release command before each deploy",
+            "Preview environments are Fly.io apps created per pull request",
         ):
-            await agent.depends(await agent.made(text), ids["json"])
-        plain = "Stop using JSON:API and return plain JSON objects from every endpoint"
-        seen["plain_asked"] = await agent.ask(plain)
-        blocked = await agent.log(plain)
-        seen["plain_blocked"] = (blocked.isError, text_of(blocked))
+            await agent.depends(await agent.made(text), ids["fly"])
+        heroku = "Deploy the booking API on Heroku instead of Fly.io"
+        seen["heroku_asked"] = await agent.ask(heroku)
+        blocked = await agent.log(heroku)
+        seen["heroku_blocked"] = (blocked.isError, text_of(blocked))
         overridden = await agent.log(
-            plain, override_reason="The new clients cannot parse JSON:API; agreed with the team"
+            heroku, override_reason="The clinic's IT contract only covers Heroku; agreed with them"
         )
         seen["overridden"] = (overridden.isError, payload(overridden))
 
@@ -196,20 +197,23 @@ def test_mcp_agent_loop(tmp_path: Path) -> None:
     assert seen["jwt_after"]["lifecycle"] == "superseded"
 
     # 5. Override and compatible declaration.
-    brief, _ = seen["plain_asked"]
-    assert ids["json"] in [c["id"] for c in brief["conflicts"]]
-    is_error, text = seen["plain_blocked"]
+    brief, _ = seen["heroku_asked"]
+    assert brief["allowed"] is False
+    assert ids["fly"] in [c["id"] for c in brief["conflicts"]]
+    is_error, text = seen["heroku_blocked"]
     assert is_error is True
-    assert ids["json"] in text
+    assert ids["fly"] in text
     is_error, made = seen["overridden"]
     assert is_error is False
     assert made["id"]
     edges = seen["compatible_edges"]["neighbors"]
     assert any(n["node"]["id"] == ids["sessions"] for n in edges), edges
 
-    # 6. The next task's context: the reminder work names Celery and the RQ lesson, not JSON:API.
-    context = seen["context"]
-    assert len(context.encode()) <= 4096
+    # 6. The next task's context: the reminder work names Celery and RQ's lesson; nothing about
+    # authentication.
+    context = json.loads(seen["context"])["markdown"]
+    assert len(seen["context"].encode()) <= 4096
     assert ids["celery"] in context
     assert ids["rq"] in context
-    assert ids["json"] not in context
+    assert "acknowledges jobs" in context
+    assert ids["jwt"] not in context

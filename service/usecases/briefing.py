@@ -157,9 +157,7 @@ def _pool(app: Decigraph, text: str, vector: Vector, project: str | None, explai
         )
 
 
-def _judged(
-    app: Decigraph, pool: _Pool, conflicts: Sequence[Conflict], floor: float
-) -> list[Item]:
+def _judged(app: Decigraph, pool: _Pool, conflicts: Sequence[Conflict], floor: float) -> list[Item]:
     """The judge's raised pairs worth an agent's attention, strongest first: confident
     enough, about a decision relevant to the text (a pair the judge raises against an
     unrelated decision is most often its mistake) unless it blocks, and not against a decision

@@ -366,8 +366,9 @@ class Analyst:
         )
 
     def recall(self, query: str, limit: int = 10, intent: str | None = None) -> pd.DataFrame:
-        """Hybrid recall (``cstp.recall``) with a readable explanation of every hit."""
-        params: dict[str, Any] = {"query": query, "limit": limit}
+        """Hybrid recall (``cstp.recall``) with a readable explanation of every hit and its
+        absolute relevance (0-1, comparable across queries)."""
+        params: dict[str, Any] = {"query": query, "limit": limit, "explain": True}
         if intent is not None:
             params["intent"] = intent
         answer = self.call("cstp.recall", **params)
@@ -377,13 +378,14 @@ class Analyst:
                     "rank": rank,
                     "id": hit["id"],
                     "score": hit["score"],
+                    "relevance": hit["relevance"],
                     "kind": hit["kind"],
                     "text": hit["text"],
                     "why": explain(hit["via"]),
                 }
                 for rank, hit in enumerate(answer["results"], start=1)
             ],
-            columns=["rank", "id", "score", "kind", "text", "why"],
+            columns=["rank", "id", "score", "relevance", "kind", "text", "why"],
         )
         table.attrs.update(intent=answer["intent"], preset=answer["preset"])
         return table

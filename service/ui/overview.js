@@ -272,7 +272,7 @@
     const list = $("results");
     list.setAttribute("aria-busy", "true");
     try {
-      const answer = await DG.rpc("recall", DG.timed({ query, limit: 20 }));
+      const answer = await DG.rpc("recall", DG.timed({ query, limit: 20, explain: true }));
       DG.checkTimed(answer, true);
       $("intent").textContent = `intent: ${answer.intent} · ${answer.preset} · ${answer.queryTimeMs} ms`;
       const hits = answer.results.filter((hit) => DG.inProject(hit.id));

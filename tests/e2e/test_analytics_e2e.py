@@ -105,7 +105,8 @@ def test_analytics_and_agent_context_over_the_wire(tmp_path: Path) -> None:
             "cstp.getSessionContext", {"taskDescription": "choose a table format for the lake"}
         )
         assert ids["iceberg"] in [d["id"] for d in pack["relevantDecisions"][:3]]
-        assert pack["agentProfile"]["reviewed"] == 7
+        # The profile is the caller's own: agent-a recorded none of the data lead's decisions.
+        assert pack["agentProfile"] == {"totalDecisions": 0, "reviewed": 0}
         assert "architecture" in pack["calibrationByCategory"]
 
         # Hostile params: JSON-RPC errors naming the field, never a 500.

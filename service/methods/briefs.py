@@ -65,6 +65,8 @@ def _row(item: Item, width: int) -> dict[str, Any]:
     row["relevance"] = item.relevance
     if "lesson" in shown:
         row["lesson"] = shown["lesson"]
+    if "because" in shown:
+        row["because"] = shown["because"]
     if item.signals:
         row["signals"] = item.signals
     return row
@@ -105,6 +107,7 @@ def markdown_lines(briefing: Briefing, width: int = 160) -> list[tuple[str, list
     def line(i: Item) -> str:
         text = item_view(i, width)
         extra = f" Lesson: {text['lesson']}" if "lesson" in text else ""
+        extra += f" Because: {text['because']}" if "because" in text else ""
         return f"- `{i.id}` {text['text']} ({i.why}; relevance {i.relevance:.2f}){extra}"
 
     return [

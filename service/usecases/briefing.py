@@ -58,6 +58,8 @@ class Item:
     p: float | None = None
     outcome: str | None = None
     lesson: str | None = None
+    #: Why the decision was made (its first reason): what an agent weighs before undoing it.
+    because: str | None = None
     replaced_by: str | None = None
     signals: dict[str, float] = field(default_factory=dict)
 
@@ -92,6 +94,12 @@ def _live_replacement(G: nx.MultiDiGraph[str], node_id: str) -> str | None:
 def _dependents(G: nx.MultiDiGraph[str], node_id: str) -> int:
     key = EdgeType.DEPENDS_ON.value
     return sum(1 for _, _, k in G.in_edges(node_id, keys=True) if k == key)
+
+
+def _because(attrs: dict[str, Any]) -> str | None:
+    reasons = attrs.get("reasons") or []
+    first = reasons[0] if reasons and isinstance(reasons[0], dict) else None
+    return str(first["text"]) if first and first.get("text") else None
 
 
 def _lesson(attrs: dict[str, Any]) -> str | None:
@@ -171,12 +179,14 @@ def _judged(app: Decigraph, pool: _Pool, conflicts: Sequence[Conflict], floor: f
         with app.store.lock:
             if c.target not in app.store.graph:
                 continue
-            text = str(app.store.graph.nodes[c.target]["text"])
+            attrs = app.store.graph.nodes[c.target]
+            text, because = str(attrs["text"]), _because(attrs)
             relied = _dependents(app.store.graph, c.target)
         why = f"{c.tier}: {c.reason}" + (f"; {relied} decisions rely on it" if relied else "")
         p = round(c.probability, 3)
         rel = pool.rel.get(c.target, 0.0)
-        out.append(Item(c.target, text, why, rel, "conflict", tier=c.tier, p=p, signals={}))
+        item = Item(c.target, text, why, rel, "conflict", tier=c.tier, p=p, because=because)
+        out.append(item)
         if pool.signals:
             out[-1].signals.update(pool.sig(c.target, p=p))
         pool.named.add(c.target)
@@ -205,11 +215,14 @@ def _revived(app: Decigraph, pool: _Pool) -> list[Item]:
         with app.store.lock:
             if new not in app.store.graph:
                 continue
-            text = str(app.store.graph.nodes[new]["text"])
+            attrs = app.store.graph.nodes[new]
+            text, because = str(attrs["text"]), _because(attrs)
         why = f"review: brings back {old}, which this replaced"
         rel = pool.rel.get(new, pool.rel[old])
         signals = pool.sig(new, agrees_with_old=round(s.compatible, 3)) if pool.signals else {}
-        out.append(Item(new, text, why, rel, "conflict", tier="review", signals=signals))
+        item = Item(new, text, why, rel, "conflict", tier="review", because=because)
+        item.signals.update(signals)
+        out.append(item)
         pool.named.add(new)
     return out
 
@@ -311,6 +324,8 @@ def item_view(item: Item, width: int = 160) -> dict[str, Any]:
     }
     if item.lesson:
         view["lesson"] = _clip(item.lesson, width)
+    if item.because:
+        view["because"] = _clip(item.because, width)
     if item.p is not None:
         view["p"] = item.p
     if item.signals:

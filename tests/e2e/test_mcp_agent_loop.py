@@ -94,6 +94,9 @@ async def session(url: str) -> dict[str, Any]:
             "Authenticate API requests with stateless JWT access tokens signed with RS256",
             category="security",
             stakes="high",
+            reasons=[
+                {"type": "analysis", "text": "No session store to run: any replica checks it"}
+            ],
         )
         ids["gateway"] = await agent.made(
             "The API gateway verifies JWT signatures before requests reach the services"
@@ -187,6 +190,9 @@ def test_mcp_agent_loop(tmp_path: Path) -> None:
     brief, size = seen["sessions_asked"]
     assert brief["allowed"] is False
     assert ids["jwt"] in [c["id"] for c in brief["conflicts"]]
+    row = next(r for r in brief["relevantDecisions"] if r["id"] == ids["jwt"])
+    assert "2 decisions rely on it" in row["why"]
+    assert row["because"] == "No session store to run: any replica checks it"  # why it was made
     assert "supersedes" in brief["resolve"]
     assert "override_reason" in brief["resolve"]
     is_error, text = seen["refused"]

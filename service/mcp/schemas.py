@@ -80,6 +80,8 @@ class QueryDecisionsInput(BaseModel):
     retrieval_mode: Literal["semantic", "keyword", "hybrid"] = _(None, "hybrid")
     filters: QueryFilters | None = _()
     bridge_side: Literal["structure", "function"] | None = _()
+    explain: bool | None = _()
+    min_relevance: float | None = _(None, ge=0, le=1)
 
 
 class CheckActionInput(BaseModel):
@@ -232,6 +234,8 @@ class GetSessionContextInput(BaseModel):
     ready_limit: int = _(None, 5, ge=1, le=20)
     format: Literal["json", "markdown"] = _(None, "markdown")
     agent_id: str | None = _()
+    max_chars: int | None = _(None, ge=200, le=50_000)
+    min_relevance: float | None = _(None, ge=0, le=1)
 
 
 class ReadyInput(BaseModel):
@@ -416,7 +420,7 @@ def lean_schema(
 #: Arguments a tool accepts but does not list (rarely what a model needs; each costs every
 #: session's context): CSTP's tracker scopes, a decision's location and deliberation...
 HIDDEN: dict[str, frozenset[str]] = {
-    "query_decisions": frozenset({"bridge_side"}),
+    "query_decisions": frozenset({"bridge_side", "explain", "min_relevance"}),
     "check_action": frozenset({"context"}),
     "log_decision": frozenset(
         {"feature", "pr", "agent_id", "decision_id", "deliberation", "bridge"}

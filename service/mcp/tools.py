@@ -96,7 +96,7 @@ def query_params(args: Args) -> dict[str, Any]:
     filters = _filters(args, *names, "min_confidence", "max_confidence", "has_outcome")
     if filters:
         params["filters"] = filters
-    params.update(_camel(_given(args, "bridge_side")))
+    params.update(_camel(_given(args, "bridge_side", "explain", "min_relevance")))
     return params
 
 
@@ -161,7 +161,8 @@ def pre_action_params(args: Args) -> dict[str, Any]:
 
 
 def context_params(args: Args) -> dict[str, Any]:
-    params = _camel(_given(args, "task_description", "include", "decisions_limit", "ready_limit"))
+    names = ("task_description", "include", "decisions_limit", "ready_limit", "max_chars")
+    params = _camel(_given(args, *names, "min_relevance"))
     params["format"] = args.get("format", "markdown")  # the tool's default; JSON-RPC's is json
     params.update(_camel(_given(args, "agent_id")))
     return params

@@ -162,6 +162,11 @@ async def session(url: str) -> dict[str, Any]:
             {"task_description": "Add the appointment reminder jobs to the booking API"},
         )
         seen["context"] = text_of(context)
+        small = await client.call_tool(
+            "get_session_context",
+            {"task_description": "Add the appointment reminder jobs", "max_chars": 600},
+        )
+        seen["small"] = payload(small)
     return seen
 
 
@@ -223,3 +228,5 @@ def test_mcp_agent_loop(tmp_path: Path) -> None:
     assert ids["rq"] in context
     assert "acknowledges jobs" in context
     assert ids["jwt"] not in context
+    assert len(seen["small"]["markdown"]) <= 600
+    assert seen["small"]["truncated"] is True

@@ -405,12 +405,5 @@ def _trusted_node(fields: dict[str, Any], actor: str) -> Node:
     return Node.model_construct(**{k: v for k, v in fields.items() if v is not None})
 
 
-def _build_node(fields: dict[str, Any]) -> Node:
-    try:
-        return Node.model_validate({k: v for k, v in fields.items() if v is not None})
-    except pydantic.ValidationError as exc:
-        raise model_error(exc) from None
-
-
 def _node_payload(node: Node) -> dict[str, Any]:
     return {"id": node.id, **node.to_attrs()}

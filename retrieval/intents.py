@@ -147,9 +147,3 @@ def detect_intent(query: str) -> Intent:
     votes = {intent: len(_CUES[intent].findall(query)) for intent in _PRIORITY}
     best = max(_PRIORITY, key=lambda intent: (votes[intent], -_PRIORITY.index(intent)))
     return best if votes[best] > 0 else Intent.GENERAL
-
-
-def preset_for(
-    intent: Intent, presets: MappingProxyType[Intent, WeightPreset] = PRESETS
-) -> WeightPreset:
-    return presets[intent]

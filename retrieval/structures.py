@@ -94,10 +94,6 @@ class Timeline:
     def ids(self) -> set[str]:
         return set(self._entry)
 
-    def key_of(self, node_id: str) -> TimeKey | None:
-        entry = self._entry.get(node_id)
-        return None if entry is None else entry[0]
-
     def put(self, node_id: str, when: TimeKey, source: str | None) -> None:
         self.remove(node_id)
         self._entry[node_id] = (when, source)

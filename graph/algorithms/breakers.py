@@ -301,13 +301,6 @@ def node_outcomes(node_id: str, attrs: Mapping[str, Any]) -> list[OutcomeEvent]:
     return out
 
 
-def outcome_events(nodes: Iterable[tuple[str, Mapping[str, Any]]]) -> list[OutcomeEvent]:
-    """Every review of every node (``(id, attrs)`` pairs), in time order."""
-    events = [e for node_id, attrs in nodes for e in node_outcomes(node_id, attrs)]
-    events.sort(key=lambda e: (e.at, e.decision_id))
-    return events
-
-
 def _ts(value: Any) -> datetime:
     """A stored timestamp (``...Z``, the C parser: ten times faster than the general one)."""
     try:

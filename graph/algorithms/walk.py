@@ -75,10 +75,6 @@ class EdgeRef:
         """``(source, target, type)``: the order every query lists edges in."""
         return (self.source, self.target, self.type.value)
 
-    def other_end(self, node_id: str) -> str:
-        """The endpoint that is not ``node_id`` (``node_id`` itself on a self-loop)."""
-        return self.target if self.source == node_id else self.source
-
 
 def edge_ref(G: nx.MultiDiGraph[str], source: str, target: str, key: str) -> EdgeRef:
     """The :class:`EdgeRef` of the stored edge ``(source, target, key)``.

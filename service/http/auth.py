@@ -13,7 +13,6 @@ import os
 import secrets
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated
 from urllib.parse import unquote
 
@@ -111,10 +110,6 @@ def load_tokens(settings: Settings) -> TokenTable:
             file=sys.stderr,
         )
     return TokenTable(table)
-
-
-def token_file_path(data_dir: Path) -> Path:
-    return data_dir / TOKEN_FILE_NAME
 
 
 def agent_for_request(tokens: TokenTable, request: Request, *, cookie: bool = True) -> str | None:

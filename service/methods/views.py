@@ -15,7 +15,6 @@ from retrieval.autoedges import Suggestion
 from retrieval.recall import RecallHit
 from service.usecases.graphs import NodeInfo
 from service.usecases.reads import Read, Recalled
-from service.usecases.rules import Verdict
 
 CARD_FIELDS = (
     "category",
@@ -136,15 +135,6 @@ def quality(node: Node, every: bool = False) -> dict[str, Any]:
 
 def suggestion_view(s: Suggestion) -> dict[str, Any]:
     return {"targetId": s.target, "edgeType": str(s.type), "score": s.score, "reason": s.reason}
-
-
-def verdict_view(verdict: Verdict) -> dict[str, Any]:
-    return {
-        "allowed": verdict.allowed,
-        "violations": [f.to_dict() for f in verdict.violations],
-        "warnings": [f.to_dict() for f in verdict.warnings],
-        "evaluated": verdict.evaluated,
-    }
 
 
 def edge_view(edge: EdgeRef) -> dict[str, Any]:

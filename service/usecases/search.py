@@ -121,15 +121,3 @@ def bridge_search(
             for node_id, similarity in ranked
             if node_id in G
         ]
-
-
-def bridge_candidates(app: Decigraph, filters: RecallFilters) -> int:
-    """How many decisions passing ``filters`` describe either bridge side (cheap: no embedding),
-    to decide whether the side can be searched exhaustively."""
-    with app.store.lock:
-        G = app.store.graph
-        return sum(
-            1
-            for node_id, attrs in G.nodes(data=True)
-            if attrs.get("bridge") and passes(G, filters, node_id)
-        )

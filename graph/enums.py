@@ -79,7 +79,7 @@ class RelationFamily(StrEnum):
 class EdgeType(StrEnum):
     """Typed, directed edge kinds.
 
-    The first seven are F045's decision relations; the last four are the memory relations that
+    The first seven are the decision-graph relations; the last four are the memory relations that
     retrieval derives automatically on write. ``A -> B`` reads as "A <type> B".
     """
 
@@ -151,8 +151,8 @@ DERIVED_EDGE_TYPES: frozenset[EdgeType] = frozenset(
     {EdgeType.TEMPORAL, EdgeType.ENTITY, EdgeType.SEMANTIC, EdgeType.CAUSAL}
 )
 
-#: The decision relations (F045's seven), in declaration order: what graph queries walk by
-#: default.
+#: The seven decision relations of the decision graph, in declaration order: what graph
+#: queries walk by default.
 DECISION_EDGE_TYPES: tuple[EdgeType, ...] = tuple(
     t for t in EdgeType if t not in DERIVED_EDGE_TYPES
 )

@@ -1,4 +1,4 @@
-"""The evidence chain (CSTP's F055), kept as events in decigraph's own log.
+"""The evidence chain (CSTP's provenance feature), kept as events in decigraph's own log.
 
 Two classes of evidence share one chain and are never blended: ``observed`` records are events
 of systems the agent does not control (a pull request opened, approved, merged), ingested as

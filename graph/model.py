@@ -262,7 +262,7 @@ class Node(_Strict):
     affected_kpis: dict[str, float] | None = Field(default=None, max_length=100)
     past_reviews: list[Review] | None = None
     review_by: UtcDatetime | None = None
-    #: CSTP's F041 flag: never compacted, whatever its age.
+    #: CSTP's compaction flag: never compacted, whatever its age.
     preserve: bool | None = None
     extras: Extras = None
     created_at: UtcDatetime

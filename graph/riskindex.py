@@ -1,4 +1,5 @@
-"""Contradiction pairs and blocked chains kept in step with the graph (issue 16, item 3).
+"""Contradiction pairs and blocked chains kept in step with the graph (so a write never
+re-scans the whole graph).
 
 :func:`graph.algorithms.contradictions.find_contradictions` scans every edge and
 :func:`~graph.algorithms.contradictions.get_blocked_chain` (for everything) walks the chain of

@@ -1,12 +1,12 @@
-"""CSTP ``queryDecisions``: semantic, keyword and hybrid modes, plus F045's graph (dual) mode.
+"""CSTP ``queryDecisions``: semantic, keyword and hybrid modes, plus the graph (dual) mode.
 
 Hybrid scores follow CSTP (``hybridWeight`` x semantic + (1 - hybridWeight) x keyword) but each
 side is divided by its best score instead of min-max normalised, so the weakest hit of a list
 keeps a score proportional to its strength instead of dropping to zero.
 
 Graph mode (``decision_id`` given) merges the decision's neighbours within ``hops`` with the
-hybrid results; a decision found both ways ranks above one found one way only (F045
-``dual_query``), then by score, then by id.
+hybrid results; a decision found both ways ranks above one found one way only (as
+``dual_query`` ranks them), then by score, then by id.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class QueryHit:
 
     @property
     def found_by_both(self) -> bool:
-        """Reached through the graph *and* matched by text (F045 dual retrieval's best tier)."""
+        """Reached through the graph *and* matched by text (dual retrieval's best tier)."""
         return "graph" in self.found_by and len(self.found_by) > 1
 
     @property

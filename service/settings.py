@@ -135,8 +135,8 @@ class Settings(BaseSettings):
     gate_salience: Literal["local", "exact"] = "local"
     """How the guardrail reads a contradicted decision's salience: ``local``, from what leans
     on it only (exact, or a lower bound already past the threshold); ``exact``, one
-    whole-graph PageRank per contradicting write, the behaviour before issue 16, kept so the
-    write benchmark can measure the difference. Both give the same verdicts."""
+    whole-graph PageRank per contradicting write, the behaviour before the maintained risk
+    index, kept so the write benchmark can measure the difference. Both give the same verdicts."""
     malloc_arenas: int = Field(default=2, ge=0, le=1024)
     """How many malloc arenas ``serve`` lets glibc create (``mallopt(M_ARENA_MAX)``, set before
     any thread starts); ``0`` keeps glibc's default of eight per core. Each thread that

@@ -1,4 +1,4 @@
-"""Circuit breakers (CSTP F030) as a pure function of the log and the clock.
+"""Circuit breakers (CSTP's) as a pure function of the log and the clock.
 
 A breaker watches the outcomes of the decisions in its scope (``global``, ``category:<v>``,
 ``stakes:<v>``, ``agent:<v>`` for the decision's ``recorded_by``, ``tag:<v>``). CSTP keeps a

@@ -1,4 +1,4 @@
-"""F045 salience-based compaction tiers, as a computed view.
+"""Salience-based compaction tiers, as a computed view.
 
 Nothing here deletes or rewrites a node: :func:`compaction_plan` only says, per node, how a
 consumer (a context builder, an export) should present it and from when. The event log keeps
@@ -14,7 +14,7 @@ tier                    action      due       rule (checked in this order)
                                               salience (desc, ties by id asc), ceil(f * N),
                                               but only nodes something relies on
                                               (salience > 0)
-``low``                 ``digest``  14 days   reviewed leaf: at most one F045 decision edge
+``low``                 ``digest``  14 days   reviewed leaf: at most one decision edge
                                               (symmetric edges counted once)
 ``medium``              ``summary`` 30 days   everything else
 ======================  ==========  ========  ===============================================
@@ -56,7 +56,7 @@ Action = Literal["keep", "summary", "digest", "fold"]
 TIERS: tuple[Tier, ...] = ("high", "medium", "low", "superseded")
 ACTIONS: tuple[Action, ...] = ("keep", "summary", "digest", "fold")
 
-#: F045's decision relations: only these count towards a node being a leaf.
+#: The decision relations: only these count towards a node being a leaf.
 DECISION_EDGE_TYPES: frozenset[str] = frozenset(t.value for t in RELATIONS)
 _SYMMETRIC: frozenset[str] = frozenset(t.value for t in EdgeType if t.symmetric)
 _SUPERSEDES = EdgeType.SUPERSEDES.value
@@ -91,7 +91,7 @@ def _direct_successors(pred: dict[str, Keyed]) -> dict[str, list[str]]:
 def _decision_degree(
     succ: dict[str, Keyed], pred: dict[str, Keyed], node_id: str, cap: int = 2
 ) -> int:
-    """F045 decision edges at ``node_id``, counted up to ``cap`` (only "leaf or not" matters,
+    """Decision edges at ``node_id``, counted up to ``cap`` (only "leaf or not" matters,
     and hubs have thousands); a symmetric edge, stored both ways, counts once."""
     directed = 0
     symmetric: set[tuple[str, str]] = set()

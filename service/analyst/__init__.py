@@ -204,7 +204,7 @@ class Analyst:
     def compaction(
         self, now: datetime | None = None, *, high_fraction: float = 0.2
     ) -> pd.DataFrame:
-        """The F045 compaction tier and action of every node, as of ``now`` (default: now)."""
+        """The compaction tier and action of every node, as of ``now`` (default: now)."""
         G = self.graph()
         plan = compaction_plan(
             G, compute_salience(G), now or utc_now(), high_fraction=high_fraction

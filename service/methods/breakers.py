@@ -1,4 +1,4 @@
-"""Circuit-breaker methods (CSTP F030): ``listBreakers``, ``getCircuitState`` and
+"""Circuit-breaker methods (CSTP's): ``listBreakers``, ``getCircuitState`` and
 ``resetCircuit``, on breakers derived from the log (:mod:`service.usecases.breakers`).
 
 Shapes are CSTP's: ``listBreakers`` entries in snake_case; ``getCircuitState`` in camelCase

@@ -1,4 +1,4 @@
-"""Memory compaction methods (CSTP F041): ``compact``, ``getCompacted``, ``setPreserve`` and
+"""Memory compaction methods (CSTP's): ``compact``, ``getCompacted``, ``setPreserve`` and
 ``getWisdom``, on decigraph's salience (:mod:`service.usecases.compaction` has the rule).
 
 Only ``setPreserve`` writes (one logged ``update`` event); the others read. Results keep CSTP's

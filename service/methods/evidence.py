@@ -1,5 +1,5 @@
-"""The evidence chain (CSTP's F055): ``ingestEvidence``, ``linkEvidence``, ``mapControls``,
-``exportEvidenceBundle`` and ``verifyEvidenceChain``.
+"""The evidence chain (CSTP's provenance feature): ``ingestEvidence``, ``linkEvidence``,
+``mapControls``, ``exportEvidenceBundle`` and ``verifyEvidenceChain``.
 
 CSTP's provenance methods take snake_case params and answer in snake_case; so do these (the
 camelCase twins of the params are accepted too). Differences from CSTP, on purpose:

@@ -1,4 +1,4 @@
-"""Graph methods (F045): link and unlink, neighbourhoods, paths, lineage, contradictions,
+"""Graph methods: link and unlink, neighbourhoods, paths, lineage, contradictions,
 blocked chains and salience. Thin: params in, one use case, shape out.
 
 ``getGraph``, ``getNeighbors`` and ``findPath`` walk the decision relations unless

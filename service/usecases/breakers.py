@@ -1,4 +1,4 @@
-"""Circuit breakers (CSTP F030): their state, the manual reset, and the check every gated
+"""Circuit breakers (CSTP's): their state, the manual reset, and the check every gated
 action passes.
 
 The state of a breaker is derived from the log (:mod:`graph.algorithms.breakers`): every

@@ -1,4 +1,4 @@
-"""CSTP's memory compaction (F041) on decigraph's salience (F045): levels, the preserve flag, and
+"""CSTP's memory compaction on decigraph's salience: levels, the preserve flag, and
 the wisdom distilled from old reviewed decisions.
 
 Compaction only shapes answers: nothing is deleted or rewritten, the event log keeps every
@@ -14,7 +14,7 @@ why             level        rule
 ``structural``  ``full``     its salience reaches the structural threshold
                              (``settings.salience_threshold``, 0.5 by default, the one the graph
                              guardrail protects decisions above): ``salience >= threshold``.
-                             A decision others rely on stays whole however old it is (F045:
+                             A decision others rely on stays whole however old it is (the rule
                              "a structurally important decision is never compacted")
 ``age``         by age       whole days from its date to the store clock (``store.now()``):
                              < 7 ``full``, < 30 ``summary``, < 90 ``digest``, else ``wisdom``
@@ -105,7 +105,7 @@ class CompactedQuery(Input):
 
 
 class SetPreserve(Input):
-    """Set (``preserve``) or remove (``not preserve``) a decision's F041 preserve flag."""
+    """Set (``preserve``) or remove (``not preserve``) a decision's preserve flag."""
 
     id: NodeId
     preserve: bool = True

@@ -1,5 +1,6 @@
-"""The evidence chain (CSTP's F055): ingest observed events, link a decision to them (an
-attested record), map the chain to controls, export an auditor's bundle and verify the chain.
+"""The evidence chain (CSTP's provenance feature): ingest observed events, link a decision to
+them (an attested record), map the chain to controls, export an auditor's bundle and verify
+the chain.
 
 Evidence is events in decigraph's own log (see :mod:`graph.evidence`): each ingest or link is
 one ledger event holding its records, appended under the store lock right after the chain's

@@ -1,4 +1,4 @@
-"""The graph read use cases (F045): neighbourhoods, paths, lineage, contradictions, blocked
+"""The graph read use cases: neighbourhoods, paths, lineage, contradictions, blocked
 work and salience. Each reads one consistent view under the store lock and returns the
 algorithm's result with a :class:`NodeInfo` for every node it names.
 

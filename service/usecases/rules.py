@@ -13,7 +13,7 @@ Rule files (CSTP style) hold a list of rules::
       message: "{stakes}-stakes decisions need two reasons"
 
 Files are validated when loaded; an error names the file, the rule and the field. The graph
-constraint (F045) blocks a decision that contradicts an active decision whose salience exceeds
+constraint blocks a decision that contradicts an active decision whose salience exceeds
 a threshold. A guardrail that fails while evaluating blocks, with the failure in its message.
 """
 

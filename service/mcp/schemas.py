@@ -89,7 +89,7 @@ class CheckActionInput(BaseModel):
     category: str | None = _()
     stakes: Stakes = _(None, "medium")
     confidence: float | None = _(CONFIDENCE, ge=0, le=1)
-    context: dict[str, Any] | None = _("Variables the guardrails may test.")
+    context: dict[str, Any] | None = _()  # variables the guardrails may test
     supersedes: list[str] | None = _(SUPERSEDES)
     compatible_with: list[str] | None = _(COMPATIBLE_WITH)
 
@@ -196,14 +196,9 @@ class RecordThoughtInput(BaseModel):
     decision_id: str | None = _()
 
 
-class ActionInput(BaseModel):
-    description: str = _required(min_length=1)
-    category: str | None = _()
-    stakes: Stakes = _(None, "medium")
-    confidence: float | None = _(CONFIDENCE, ge=0, le=1)
-    context: dict[str, Any] | None = _()
-    supersedes: list[str] | None = _(SUPERSEDES)
-    compatible_with: list[str] | None = _(COMPATIBLE_WITH)
+class ActionInput(CheckActionInput):
+    """``check_action``'s arguments (one declaration) plus the override a record may carry."""
+
     override_reason: str | None = _(OVERRIDE_REASON)
 
 

@@ -94,6 +94,14 @@ def features(
     }
 
 
+def scored(
+    found: Mapping[str, Sequence[float]], model: RelevanceModel | None = None
+) -> dict[str, float]:
+    """Each candidate's absolute relevance from its :func:`features`, rounded to 3 places."""
+    model = model or default_model()
+    return {node_id: round(model.probability(x), 3) for node_id, x in found.items()}
+
+
 def relevance(
     cosines: Mapping[str, float],
     index: KeywordIndex,
@@ -102,8 +110,4 @@ def relevance(
     best: float | None = None,
 ) -> dict[str, float]:
     """Each candidate's absolute relevance to ``query``, rounded to 3 places."""
-    model = model or default_model()
-    return {
-        node_id: round(model.probability(x), 3)
-        for node_id, x in features(cosines, index, query, best).items()
-    }
+    return scored(features(cosines, index, query, best), model)

@@ -29,6 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.agent_sessions.steps import record_args  # noqa: E402
 from retrieval.relevance import FEATURES, MODEL_FILE, features  # noqa: E402
 from service.composition import open_app  # noqa: E402
 from service.mcp.server import dispatcher_invoke  # noqa: E402
@@ -62,19 +63,7 @@ def replay(session: dict[str, Any], tmp: Path) -> tuple[list[dict[str, Any]], li
         for index, step in enumerate(session["steps"]):
             kind = step["do"]
             if kind == "record":
-                args: dict[str, Any] = {
-                    "decision": step["decision"],
-                    "confidence": step.get("confidence", 0.8),
-                    "category": step.get("category", "architecture"),
-                    "stakes": step.get("stakes", "medium"),
-                }
-                if step.get("context"):
-                    args["context"] = step["context"]
-                if step.get("reasons"):
-                    args["reasons"] = [{"type": "analysis", "text": r} for r in step["reasons"]]
-                for name in ("supersedes", "compatible_with"):
-                    if step.get(name):
-                        args[name] = [ids[k] for k in step[name]]
+                args = record_args(step, ids)
                 made = tool("log_decision", args, step["agent"])
                 ids[step["key"]] = made["id"]
                 for parent in step.get("depends_on", []):

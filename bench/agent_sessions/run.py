@@ -41,6 +41,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.agent_sessions.score import ProbeScore, score_probe, summarise  # noqa: E402
+from bench.agent_sessions.steps import record_args  # noqa: E402
 
 
 def _free_port() -> int:
@@ -145,21 +146,7 @@ class Player:
 
     async def record(self, step: dict[str, Any]) -> None:
         client = self.clients[step["agent"]]
-        args: dict[str, Any] = {
-            "decision": step["decision"],
-            "confidence": step.get("confidence", 0.8),
-            "category": step.get("category", "architecture"),
-            "stakes": step.get("stakes", "medium"),
-        }
-        if step.get("context"):
-            args["context"] = step["context"]
-        if step.get("reasons"):
-            args["reasons"] = [{"type": "analysis", "text": r} for r in step["reasons"]]
-        for name in ("supersedes", "compatible_with"):
-            if step.get(name):
-                args[name] = self._ids(step[name])
-        if step.get("override_reason"):
-            args["override_reason"] = step["override_reason"]
+        args = record_args(step, self.ids)
         answer = await client.call_tool("log_decision", args)
         text = answer.text
         if answer.isError and "guardrail_blocked" in text:

@@ -27,7 +27,7 @@ from graph.lifecycle import effective_lifecycle, successors_of
 from retrieval.contradiction.tiers import Conflict
 from retrieval.filters import RecallFilters
 from retrieval.matrix import Vector
-from retrieval.relevance import features, relevance
+from retrieval.relevance import features, scored
 
 from .context import Decigraph
 
@@ -152,16 +152,17 @@ def _pool(app: Decigraph, text: str, vector: Vector, project: str | None, explai
     with app.store.lock:
         cosines = {i: c for i, c in cosines.items() if i in G}
         state = {i: effective_lifecycle(G, i) for i in cosines}
+        found = features(cosines, app.index.keyword, text)
         return _Pool(
             text=text,
-            rel=relevance(cosines, app.index.keyword, text),
+            rel=scored(found),
             attrs={i: dict(G.nodes[i]) for i in cosines},
             state=state,
             replacement={
                 i: _live_replacement(G, i) for i in cosines if state[i] is Lifecycle.SUPERSEDED
             },
             dependents={i: _dependents(G, i) for i in cosines},
-            signals=features(cosines, app.index.keyword, text) if explain else {},
+            signals=found if explain else {},
         )
 
 
